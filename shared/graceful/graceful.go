@@ -1,0 +1,57 @@
+// Package graceful runs an http.Server until a context ends, then drains it.
+package graceful
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Serve serves srv on ln until ctx is done, then stops accepting connections
+// and waits up to timeout for in-flight requests to finish; connections
+// still busy after that are closed and logged. It returns nil once the
+// server has stopped, or the error that stopped serving early (a broken
+// listener, say).
+func Serve(ctx context.Context, srv *http.Server, ln net.Listener, timeout time.Duration, logger *slog.Logger) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("http server listening", "addr", ln.Addr().String())
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+
+	logger.Info("http server shutting down", "timeout", timeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("http server drain timed out; closing remaining connections", "err", err.Error())
+		_ = srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http server: %w", err)
+	}
+	logger.Info("http server stopped")
+	return nil
+}
+
+// NewServer returns an http.Server with the timeouts every service wants:
+// slowloris protection on headers, bounded reads and writes, and the
+// server's own errors routed into logger.
+func NewServer(h http.Handler, logger *slog.Logger, writeTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelError),
+	}
+}

@@ -1,0 +1,95 @@
+package graceful_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/shared/graceful"
+)
+
+func TestServeDrainsInFlight(t *testing.T) {
+	started := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		time.Sleep(200 * time.Millisecond)
+		io.WriteString(w, "done")
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	srv := graceful.NewServer(h, logger, 5*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- graceful.Serve(ctx, srv, ln, 5*time.Second, logger) }()
+
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String())
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- string(b)
+	}()
+	<-started
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve = %v, want nil after a clean drain", err)
+	}
+	if body := <-got; body != "done" {
+		t.Errorf("in-flight request got %q, want it to finish", body)
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("listener still accepts after shutdown")
+	}
+}
+
+func TestServeTimeoutClosesConnections(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	logger := slog.New(slog.DiscardHandler)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- graceful.Serve(ctx, graceful.NewServer(h, logger, time.Minute), ln, 100*time.Millisecond, logger)
+	}()
+	go http.Get("http://" + ln.Addr().String())
+	<-started
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve = %v, want nil (a timed-out drain is logged, not fatal)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after its drain timeout")
+	}
+}
+
+func TestServeListenerError(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln.Close()
+	logger := slog.New(slog.DiscardHandler)
+	err := graceful.Serve(context.Background(), graceful.NewServer(http.NotFoundHandler(), logger, time.Second), ln, time.Second, logger)
+	if err == nil {
+		t.Error("Serve on a closed listener returned nil")
+	}
+}

@@ -1,0 +1,97 @@
+package httperr
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gatewayapis/shared/requestid"
+)
+
+// Classifier maps a domain error to an *Error, or returns nil when it does
+// not recognise the error. Each service keeps one status table and passes
+// its lookup here.
+type Classifier func(error) *Error
+
+// Renderer writes an *Error as the service's error body.
+type Renderer func(c echo.Context, e *Error) error
+
+// NewHandler returns the Echo HTTP error handler shared by the services.
+//
+// It does nothing when the response is already committed (Echo calls the
+// handler a second time when the access logger runs with HandleError). For
+// HEAD requests it writes the status without a body. Errors that end as 500
+// INTERNAL_ERROR are logged at ERROR with their chain and request id; the
+// client only sees a generic message.
+func NewHandler(logger *slog.Logger, classify Classifier, render Renderer) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		e := Classify(err, classify)
+		if e.Status >= http.StatusInternalServerError && e.Code == CodeForStatus(http.StatusInternalServerError) {
+			requestid.Logger(c.Request().Context(), logger).Error("request failed",
+				"route", c.Path(), "status", e.Status, "err", err.Error())
+		}
+		var rerr error
+		if c.Request().Method == http.MethodHead {
+			rerr = c.NoContent(e.Status)
+		} else {
+			rerr = render(c, e)
+		}
+		if rerr != nil {
+			requestid.Logger(c.Request().Context(), logger).Error("error response failed", "err", rerr.Error())
+		}
+	}
+}
+
+// Classify turns any error into an *Error: an *Error in the chain is used as
+// it is, an *echo.HTTPError is translated, classify gets the rest, and what
+// classify does not know becomes 500 INTERNAL_ERROR.
+func Classify(err error, classify Classifier) *Error {
+	if e := As(err); e != nil {
+		return e
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return fromEcho(he)
+	}
+	if classify != nil {
+		if e := classify(err); e != nil {
+			return e
+		}
+	}
+	return Wrap(err, http.StatusInternalServerError, "internal server error")
+}
+
+// fromEcho translates Echo's own errors (router, body limit, binder).
+func fromEcho(he *echo.HTTPError) *Error {
+	status := he.Code
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	var msg string
+	switch status {
+	case http.StatusNotFound:
+		msg = "resource not found"
+	case http.StatusMethodNotAllowed:
+		msg = "method not allowed"
+	case http.StatusRequestEntityTooLarge:
+		msg = "request body too large"
+	case http.StatusUnsupportedMediaType:
+		msg = "unsupported media type"
+	default:
+		if s, ok := he.Message.(string); ok && status < http.StatusInternalServerError {
+			msg = s
+		} else {
+			msg = http.StatusText(status)
+		}
+	}
+	if status >= http.StatusInternalServerError {
+		// Echo's 5xx (e.g. a failed bind) keeps its cause for the log only.
+		return Wrap(he, status, "internal server error")
+	}
+	return &Error{Status: status, Code: CodeForStatus(status), Message: msg, Err: he}
+}

@@ -1,0 +1,142 @@
+package httperr_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/gatewayapis/shared/httperr"
+)
+
+var errDomain = errors.New("domain: thing missing")
+
+func classify(err error) *httperr.Error {
+	if errors.Is(err, errDomain) {
+		return &httperr.Error{Status: http.StatusNotFound, Code: "THING_MISSING", Message: "no such thing", Err: err}
+	}
+	return nil
+}
+
+type body struct {
+	Status int
+	Code   string
+	Msg    string
+	Fields []httperr.FieldError
+}
+
+func render(c echo.Context, e *httperr.Error) error {
+	return c.JSON(e.Status, body{Status: e.Status, Code: e.Code, Msg: e.Message, Fields: e.Fields})
+}
+
+func newEcho(logs *bytes.Buffer, h echo.HandlerFunc) *echo.Echo {
+	e := echo.New()
+	e.HTTPErrorHandler = httperr.NewHandler(slog.New(slog.NewJSONHandler(logs, nil)), classify, render)
+	e.Use(middleware.BodyLimit("1K"))
+	e.GET("/x", h)
+	e.POST("/x", h)
+	e.HEAD("/x", h)
+	return e
+}
+
+func TestHandler(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		method  string
+		path    string
+		body    string
+		err     error
+		status  int
+		code    string
+		msg     string
+		logged  bool
+		hasBody bool
+	}{
+		{"httperr passes through", "GET", "/x", "", httperr.New(400, "bad thing").WithCode("BAD_THING"), 400, "BAD_THING", "bad thing", false, true},
+		{"wrapped httperr", "GET", "/x", "", fmt.Errorf("ctx: %w", httperr.New(409, "dup")), 409, "CONFLICT", "dup", false, true},
+		{"domain error classified", "GET", "/x", "", fmt.Errorf("load: %w", errDomain), 404, "THING_MISSING", "no such thing", false, true},
+		{"unknown error is 500", "GET", "/x", "", errors.New("db password=hunter2 failed"), 500, "INTERNAL_ERROR", "internal server error", true, true},
+		{"route not found", "GET", "/nope", "", nil, 404, "NOT_FOUND", "resource not found", false, true},
+		{"method not allowed", "PUT", "/x", "", nil, 405, "METHOD_NOT_ALLOWED", "method not allowed", false, true},
+		{"body too large", "POST", "/x", strings.Repeat("a", 2048), nil, 413, "PAYLOAD_TOO_LARGE", "request body too large", false, true},
+		{"echo 400 keeps its message", "GET", "/x", "", echo.NewHTTPError(400, "bad param"), 400, "BAD_REQUEST", "bad param", false, true},
+		{"echo 500 hides its message", "GET", "/x", "", echo.NewHTTPError(500, "secret internals"), 500, "INTERNAL_ERROR", "internal server error", true, true},
+		{"HEAD has no body", "HEAD", "/x", "", errors.New("boom"), 500, "", "", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			e := newEcho(&logs, func(c echo.Context) error { return tt.err })
+			var rb *strings.Reader
+			if tt.body != "" {
+				rb = strings.NewReader(tt.body)
+			}
+			var req *http.Request
+			if rb != nil {
+				req = httptest.NewRequest(tt.method, tt.path, rb)
+			} else {
+				req = httptest.NewRequest(tt.method, tt.path, nil)
+			}
+			rec := httptest.NewRecorder()
+			e.ServeHTTP(rec, req)
+			if rec.Code != tt.status {
+				t.Fatalf("status = %d, want %d", rec.Code, tt.status)
+			}
+			if !tt.hasBody {
+				if rec.Body.Len() != 0 {
+					t.Errorf("HEAD answered a body: %s", rec.Body)
+				}
+			} else {
+				want := fmt.Sprintf(`{"Status":%d,"Code":%q,"Msg":%q,"Fields":null}`, tt.status, tt.code, tt.msg)
+				if got := strings.TrimSpace(rec.Body.String()); got != want {
+					t.Errorf("body = %s, want %s", got, want)
+				}
+			}
+			if got := strings.Contains(logs.String(), "request failed"); got != tt.logged {
+				t.Errorf("logged = %v, want %v (logs: %s)", got, tt.logged, logs.String())
+			}
+			if strings.Contains(rec.Body.String(), "hunter2") || strings.Contains(rec.Body.String(), "secret internals") {
+				t.Errorf("internal detail leaked to the client: %s", rec.Body)
+			}
+		})
+	}
+}
+
+func TestHandlerCommitted(t *testing.T) {
+	var logs bytes.Buffer
+	e := newEcho(&logs, func(c echo.Context) error {
+		c.String(http.StatusOK, "partial")
+		return errors.New("late failure")
+	})
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
+	if rec.Code != http.StatusOK || rec.Body.String() != "partial" {
+		t.Errorf("committed response was rewritten: %d %q", rec.Code, rec.Body)
+	}
+}
+
+func TestErrorHelpers(t *testing.T) {
+	cause := errors.New("cause")
+	e := httperr.Wrap(cause, 422, "bad").WithFields(httperr.FieldError{Field: "name", Message: "too short"})
+	if !errors.Is(e, cause) || e.Code != "UNPROCESSABLE_ENTITY" || len(e.Fields) != 1 {
+		t.Errorf("Wrap/WithFields = %+v", e)
+	}
+	if got := httperr.As(fmt.Errorf("x: %w", e)); got != e {
+		t.Errorf("As = %v, want %v", got, e)
+	}
+	if httperr.As(cause) != nil {
+		t.Error("As found an *Error in a plain error")
+	}
+	for status, code := range map[int]string{400: "BAD_REQUEST", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND",
+		405: "METHOD_NOT_ALLOWED", 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 429: "RATE_LIMITED", 500: "INTERNAL_ERROR", 503: "SERVICE_UNAVAILABLE"} {
+		if got := httperr.CodeForStatus(status); got != code {
+			t.Errorf("CodeForStatus(%d) = %s, want %s", status, got, code)
+		}
+	}
+}

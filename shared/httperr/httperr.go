@@ -1,0 +1,121 @@
+// Package httperr carries HTTP errors from handlers to one central Echo error
+// handler, which renders them with a service-specific body.
+//
+// Handlers return errors; they never write error bodies themselves. The
+// central handler classifies every error exactly once: an *Error is used as
+// it is, an *echo.HTTPError (routing 404/405, body limit 413, binder 400) is
+// turned into an *Error, and anything else goes through the service's
+// classify function, which maps domain sentinels to statuses. Errors that
+// stay unclassified become 500 with a generic message and are the only ones
+// logged at ERROR level with their full chain.
+package httperr
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// FieldError describes one invalid input field.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// Error is an error with everything needed to answer an HTTP request.
+//
+// Message is shown to the client, so it must never contain secrets or
+// internal details; Err is the underlying cause, kept for logs and errors.Is.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Fields  []FieldError
+	Err     error
+}
+
+// New returns an *Error with the given status and message and the default
+// code for the status.
+func New(status int, message string) *Error {
+	return &Error{Status: status, Code: CodeForStatus(status), Message: message}
+}
+
+// Newf is New with a format string.
+func Newf(status int, format string, args ...any) *Error {
+	return New(status, fmt.Sprintf(format, args...))
+}
+
+// Wrap returns an *Error that answers with status and message and keeps err
+// as its cause.
+func Wrap(err error, status int, message string) *Error {
+	return &Error{Status: status, Code: CodeForStatus(status), Message: message, Err: err}
+}
+
+// WithCode returns a copy of e with its machine-readable code replaced.
+func (e *Error) WithCode(code string) *Error {
+	c := *e
+	c.Code = code
+	return &c
+}
+
+// WithFields returns a copy of e carrying field errors.
+func (e *Error) WithFields(fields ...FieldError) *Error {
+	c := *e
+	c.Fields = append([]FieldError(nil), fields...)
+	return &c
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%d %s: %s: %v", e.Status, e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// As returns the *Error in err's chain, or nil.
+func As(err error) *Error {
+	var he *Error
+	if errors.As(err, &he) {
+		return he
+	}
+	return nil
+}
+
+// CodeForStatus returns the machine-readable code used for a status when no
+// more specific code applies.
+func CodeForStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "BAD_REQUEST"
+	case http.StatusUnauthorized:
+		return "UNAUTHORIZED"
+	case http.StatusForbidden:
+		return "FORBIDDEN"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusMethodNotAllowed:
+		return "METHOD_NOT_ALLOWED"
+	case http.StatusConflict:
+		return "CONFLICT"
+	case http.StatusRequestEntityTooLarge:
+		return "PAYLOAD_TOO_LARGE"
+	case http.StatusUnsupportedMediaType:
+		return "UNSUPPORTED_MEDIA_TYPE"
+	case http.StatusUnprocessableEntity:
+		return "UNPROCESSABLE_ENTITY"
+	case http.StatusTooManyRequests:
+		return "RATE_LIMITED"
+	case http.StatusServiceUnavailable:
+		return "SERVICE_UNAVAILABLE"
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
+		return "UPSTREAM_ERROR"
+	}
+	if status >= 500 {
+		return "INTERNAL_ERROR"
+	}
+	return "BAD_REQUEST"
+}

@@ -1,0 +1,118 @@
+// Package observe holds the middleware that makes a request visible: one
+// JSON access-log line and one Prometheus observation per request, written
+// from the same final values so logs and metrics never disagree, plus panic
+// recovery that logs the stack through slog.
+//
+// Requests are labelled by route pattern (e.g. /v1/decode), never by raw
+// URL, so label cardinality stays bounded; requests that match no route are
+// labelled "unmatched".
+package observe
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gatewayapis/shared/requestid"
+)
+
+// UnmatchedRoute labels requests that matched no route.
+const UnmatchedRoute = "unmatched"
+
+// Metrics holds the HTTP request metrics common to both services.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// NewRegistry returns a registry with the Go runtime and process collectors,
+// the base every service registers its own metrics in. Using a registry per
+// server, not the global one, keeps tests independent.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// NewMetrics registers the HTTP metrics in reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "http_requests_total",
+			Help: "HTTP requests served, by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "http_request_duration_seconds",
+			Help:    "Time to serve HTTP requests, by route pattern, method and status.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "method", "status"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition format.
+func Handler(reg *prometheus.Registry) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+}
+
+// Middleware writes the access-log line and the metrics for every request.
+// It must run after requestid.Middleware and before Recover. It forwards the
+// handler's error to Echo's error handler first (HandleError), so the status
+// it records is the one the client received.
+func Middleware(logger *slog.Logger, m *Metrics) echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		HandleError:  true,
+		LogLatency:   true,
+		LogStatus:    true,
+		LogMethod:    true,
+		LogRoutePath: true,
+		LogURIPath:   true,
+		LogRemoteIP:  true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			route := v.RoutePath
+			if route == "" {
+				route = UnmatchedRoute
+			}
+			status := strconv.Itoa(v.Status)
+			m.requests.WithLabelValues(route, v.Method, status).Inc()
+			m.latency.WithLabelValues(route, v.Method, status).Observe(v.Latency.Seconds())
+
+			level := slog.LevelInfo
+			if v.Status >= http.StatusInternalServerError {
+				level = slog.LevelWarn
+			}
+			ctx := c.Request().Context()
+			logger.LogAttrs(ctx, level, "request",
+				slog.String("request_id", requestid.FromContext(ctx)),
+				slog.String("method", v.Method),
+				slog.String("route", route),
+				slog.String("path", v.URIPath),
+				slog.Int("status", v.Status),
+				slog.Float64("latency_ms", float64(v.Latency.Microseconds())/1000),
+				slog.String("remote_ip", v.RemoteIP),
+			)
+			return nil
+		},
+	})
+}
+
+// Recover turns a panic into an error that flows to Echo's error handler (a
+// 500 with the service's error body), after logging the panic value and
+// stack at ERROR with the request id.
+func Recover(logger *slog.Logger) echo.MiddlewareFunc {
+	return middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableErrorHandler: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			requestid.Logger(c.Request().Context(), logger).Error("panic recovered",
+				"route", c.Path(), "err", err.Error(), "stack", string(stack))
+			return err // returning nil would swallow the error and send nothing
+		},
+	})
+}

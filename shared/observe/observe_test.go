@@ -1,0 +1,90 @@
+package observe_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gatewayapis/shared/httperr"
+	"github.com/gatewayapis/shared/observe"
+	"github.com/gatewayapis/shared/requestid"
+)
+
+func newServer(logs *bytes.Buffer) (*echo.Echo, http.Handler) {
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	reg := observe.NewRegistry()
+	e := echo.New()
+	e.HTTPErrorHandler = httperr.NewHandler(logger, nil, func(c echo.Context, he *httperr.Error) error {
+		return c.JSON(he.Status, map[string]string{"code": he.Code})
+	})
+	e.Use(requestid.Middleware(logger))
+	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
+	e.Use(observe.Recover(logger))
+	e.GET("/items/:id", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.GET("/teapot", func(c echo.Context) error { return httperr.New(http.StatusTeapot, "short and stout") })
+	e.GET("/panic", func(c echo.Context) error { panic("boom") })
+	e.GET("/fail", func(c echo.Context) error { return errors.New("plain failure") })
+	return e, observe.Handler(reg)
+}
+
+func TestAccessLogAndMetrics(t *testing.T) {
+	var logs bytes.Buffer
+	e, metrics := newServer(&logs)
+	for _, p := range []string{"/items/1", "/items/2", "/teapot", "/panic", "/fail", "/missing/abc"} {
+		req := httptest.NewRequest(http.MethodGet, p, nil)
+		req.Header.Set(requestid.Header, "id-"+strings.ReplaceAll(p, "/", "_"))
+		e.ServeHTTP(httptest.NewRecorder(), req)
+	}
+
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q is not JSON", l)
+		}
+		if m["msg"] == "request" {
+			lines = append(lines, m)
+		}
+	}
+	if len(lines) != 6 {
+		t.Fatalf("access lines = %d, want one per request (6)\n%s", len(lines), logs.String())
+	}
+	want := []struct {
+		route  string
+		status float64
+	}{{"/items/:id", 200}, {"/items/:id", 200}, {"/teapot", 418}, {"/panic", 500}, {"/fail", 500}, {"unmatched", 404}}
+	for i, w := range want {
+		l := lines[i]
+		if l["route"] != w.route || l["status"] != w.status || l["request_id"] == "" || l["method"] != "GET" || l["latency_ms"] == nil {
+			t.Errorf("access line %d = %v, want route %s status %v with request_id, method, latency_ms", i, l, w.route, w.status)
+		}
+	}
+	if !strings.Contains(logs.String(), `"msg":"panic recovered"`) || !strings.Contains(logs.String(), `"request_id":"id-_panic"`) {
+		t.Errorf("panic not logged with its request id:\n%s", logs.String())
+	}
+
+	rec := httptest.NewRecorder()
+	metrics.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, s := range []string{
+		`http_requests_total{method="GET",route="/items/:id",status="200"} 2`,
+		`http_requests_total{method="GET",route="/teapot",status="418"} 1`,
+		`http_requests_total{method="GET",route="/panic",status="500"} 1`,
+		`http_requests_total{method="GET",route="unmatched",status="404"} 1`,
+		`http_request_duration_seconds_count{method="GET",route="/items/:id",status="200"} 2`,
+		`process_cpu_seconds_total`,
+	} {
+		if !strings.Contains(rec.Body.String(), s) {
+			t.Errorf("metrics lack %q", s)
+		}
+	}
+	if strings.Contains(rec.Body.String(), "/items/1") {
+		t.Error("metrics are labelled by raw path")
+	}
+}

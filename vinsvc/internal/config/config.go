@@ -1,0 +1,218 @@
+// Package config reads the VIN service's settings from the environment.
+//
+// Every setting, its default and its meaning live in one table (settings),
+// which Load walks and which also generates docs/config/vinsvc.md. Nothing
+// but this package reads the environment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gatewayapis/vinsvc/internal/ratelimit"
+)
+
+// DevProxySecret is the proxy secret used in development when none is set.
+const DevProxySecret = "dev-proxy-secret"
+
+// Development is the APP_ENV value that relaxes the secret rules.
+const Development = "development"
+
+// defaultLimit is the default plan's limit when RATE_LIMITS names none.
+var defaultLimit = ratelimit.Limit{N: 60, Per: time.Minute}
+
+// Config is the service's typed configuration.
+type Config struct {
+	AppEnv                string
+	Port                  int
+	LogLevel              slog.Level
+	ProxySecret           Secret
+	VPICBaseURL           string
+	CachePath             string
+	CacheTTL              time.Duration
+	CacheSweepInterval    time.Duration
+	UpstreamTimeout       time.Duration
+	UpstreamRetries       int
+	UpstreamCheckInterval time.Duration
+	UpstreamMaxRPS        float64
+	// RateLimits is nil when limiting is off.
+	RateLimits      ratelimit.Plans
+	ShutdownTimeout time.Duration
+
+	// ProxySecretDefaulted is true when development fell back to
+	// DevProxySecret; run logs a warning.
+	ProxySecretDefaulted bool
+}
+
+// Secret is a value that never prints.
+type Secret string
+
+// String implements fmt.Stringer without revealing the value.
+func (Secret) String() string { return "[redacted]" }
+
+// LogValue implements slog.LogValuer without revealing the value.
+func (Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// Reveal returns the secret's value.
+func (s Secret) Reveal() string { return string(s) }
+
+// setting is one environment variable.
+type setting struct {
+	name string
+	def  string
+	doc  string
+	set  func(c *Config, v string) error
+}
+
+// settings is the whole configuration surface, in documentation order.
+var settings = []setting{
+	{"APP_ENV", Development, "`development` relaxes the secret rules; any other value is production-like.",
+		func(c *Config, v string) error { c.AppEnv = v; return nil }},
+	{"PORT", "8080", "TCP port the HTTP server listens on.",
+		func(c *Config, v string) error { return intIn(&c.Port, v, 1, 65535) }},
+	{"LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`.",
+		func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
+	{"PROXY_SECRET", "", "Value expected in `X-Gateway-Proxy-Secret` on `/v1/decode` and `/v1/batch`, compared in constant time. Required unless `APP_ENV=development`, where it falls back to `" + DevProxySecret + "` with a warning.",
+		func(c *Config, v string) error { c.ProxySecret = Secret(v); return nil }},
+	{"VPIC_BASE_URL", "https://vpic.nhtsa.dot.gov/api/vehicles", "The vPIC API base URL (tests point it at a local fake).",
+		func(c *Config, v string) error { return httpURL(&c.VPICBaseURL, v) }},
+	{"CACHE_PATH", "data/vincache.db", "The bbolt cache file; its directory is created if missing. One process per file.",
+		func(c *Config, v string) error { c.CachePath = v; return nil }},
+	{"CACHE_TTL", "2160h", "Lifetime of a cached decode (Go duration; 2160h is 90 days).",
+		func(c *Config, v string) error { return positiveDuration(&c.CacheTTL, v) }},
+	{"CACHE_SWEEP_INTERVAL", "1h", "How often expired cache entries are deleted.",
+		func(c *Config, v string) error { return positiveDuration(&c.CacheSweepInterval, v) }},
+	{"UPSTREAM_TIMEOUT", "10s", "Timeout of one upstream attempt, pacing wait included.",
+		func(c *Config, v string) error { return positiveDuration(&c.UpstreamTimeout, v) }},
+	{"UPSTREAM_RETRIES", "2", "Retries after the first attempt (0 to 10), only for network errors, timeouts, 429 and 5xx; exponential back-off with jitter.",
+		func(c *Config, v string) error { return intIn(&c.UpstreamRetries, v, 0, 10) }},
+	{"UPSTREAM_CHECK_INTERVAL", "60s", "How often the health probe checks the upstream.",
+		func(c *Config, v string) error { return positiveDuration(&c.UpstreamCheckInterval, v) }},
+	{"UPSTREAM_MAX_RPS", "10", "Cap on upstream attempts per second from one process; calls beyond it wait their turn within their timeout. A batch is one call.",
+		func(c *Config, v string) error { return positiveFloat(&c.UpstreamMaxRPS, v) }},
+	{"RATE_LIMITS", "BASIC=60/1m,PRO=600/1m,ULTRA=3000/1m,MEGA=12000/1m,default=60/1m", "Per-plan token buckets `NAME=N/DURATION`, plan names case-insensitive, chosen by `X-Gateway-Subscription` (absent or unknown: `default`, which is 60/1m when not listed); `off` disables limiting.",
+		func(c *Config, v string) (err error) {
+			c.RateLimits, err = ratelimit.Parse(v, defaultLimit)
+			return err
+		}},
+	{"SHUTDOWN_TIMEOUT", "15s", "How long SIGTERM waits for in-flight requests before closing the cache.",
+		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
+}
+
+// Load reads the configuration through getenv. It reports every bad value
+// at once, each naming its variable.
+func Load(getenv func(string) string) (Config, error) {
+	var c Config
+	var errs []error
+	for _, s := range settings {
+		v := strings.TrimSpace(getenv(s.name))
+		if v == "" {
+			v = s.def
+		}
+		if err := s.set(&c, v); err != nil {
+			shown := v
+			if s.name == "PROXY_SECRET" {
+				shown = "[redacted]"
+			}
+			errs = append(errs, fmt.Errorf("%s: invalid value %q: %w", s.name, shown, err))
+		}
+	}
+	if c.ProxySecret == "" {
+		if c.AppEnv == Development {
+			c.ProxySecret, c.ProxySecretDefaulted = DevProxySecret, true
+		} else {
+			errs = append(errs, fmt.Errorf("PROXY_SECRET: required when APP_ENV is %q (only %q may run without it)", c.AppEnv, Development))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return c, nil
+}
+
+// LogValue lists the effective settings, secrets redacted.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("app_env", c.AppEnv),
+		slog.Int("port", c.Port),
+		slog.String("log_level", c.LogLevel.String()),
+		slog.Any("proxy_secret", c.ProxySecret),
+		slog.String("vpic_base_url", c.VPICBaseURL),
+		slog.String("cache_path", c.CachePath),
+		slog.String("cache_ttl", c.CacheTTL.String()),
+		slog.String("cache_sweep_interval", c.CacheSweepInterval.String()),
+		slog.String("upstream_timeout", c.UpstreamTimeout.String()),
+		slog.Int("upstream_retries", c.UpstreamRetries),
+		slog.String("upstream_check_interval", c.UpstreamCheckInterval.String()),
+		slog.Float64("upstream_max_rps", c.UpstreamMaxRPS),
+		slog.String("rate_limits", c.RateLimits.String()),
+		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
+	)
+}
+
+// Markdown renders the settings table for docs/config/vinsvc.md.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("# vinsvc configuration\n\n")
+	b.WriteString("Generated from `vinsvc/internal/config`; run `go test ./internal/config -update` in `vinsvc/` after changing a setting.\n")
+	b.WriteString("Every setting is an environment variable; an empty value means the default. A bad value stops start-up with a message naming the variable.\n\n")
+	b.WriteString("| Variable | Default | Meaning |\n|---|---|---|\n")
+	for _, s := range settings {
+		def := "`" + s.def + "`"
+		if s.def == "" {
+			def = "none"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s.name, def, s.doc)
+	}
+	return b.String()
+}
+
+func positiveDuration(dst *time.Duration, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return errors.New("not a duration such as 90s, 15m or 2160h")
+	}
+	if d <= 0 {
+		return errors.New("must be positive")
+	}
+	*dst = d
+	return nil
+}
+
+func intIn(dst *int, v string, lo, hi int) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return errors.New("not a whole number")
+	}
+	if n < lo || n > hi {
+		return fmt.Errorf("must be between %d and %d", lo, hi)
+	}
+	*dst = n
+	return nil
+}
+
+func positiveFloat(dst *float64, v string) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f != f {
+		return errors.New("not a number")
+	}
+	if f <= 0 || f > 1e6 {
+		return errors.New("must be greater than 0")
+	}
+	*dst = f
+	return nil
+}
+
+func httpURL(dst *string, v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("must be an absolute http or https URL")
+	}
+	*dst = strings.TrimRight(v, "/")
+	return nil
+}

@@ -1,0 +1,39 @@
+package httpapi
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// registerMetrics adds the cache and upstream-state metrics, read from
+// their sources at scrape time so they never drift.
+func registerMetrics(reg prometheus.Registerer, dec Decoder, store Store, monitor UpstreamMonitor) {
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vinsvc_cache_hits_total",
+			Help: "VIN lookups answered from the cache (each VIN of a request once).",
+		}, func() float64 { h, _ := dec.Counts(); return float64(h) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vinsvc_cache_misses_total",
+			Help: "VIN lookups the cache could not answer.",
+		}, func() float64 { _, m := dec.Counts(); return float64(m) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vinsvc_cache_entries",
+			Help: "Decoded VINs in the cache.",
+		}, func() float64 { return float64(store.Stats().Entries) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vinsvc_cache_size_bytes",
+			Help: "Size of the bbolt cache file.",
+		}, func() float64 { return float64(store.Stats().SizeBytes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vinsvc_cache_evictions_total",
+			Help: "Expired entries deleted by the sweep.",
+		}, func() float64 { return float64(store.Stats().Evictions) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vinsvc_upstream_reachable",
+			Help: "1 when the last upstream check succeeded, else 0.",
+		}, func() float64 {
+			if monitor.State().Reachable {
+				return 1
+			}
+			return 0
+		}),
+	)
+}

@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gatewayapis/shared/httperr"
+	"github.com/gatewayapis/vinsvc/internal/ratelimit"
+)
+
+// Gateway headers (the spec's neutral names).
+const (
+	headerProxySecret  = "X-Gateway-Proxy-Secret"
+	headerSubscription = "X-Gateway-Subscription"
+	headerUser         = "X-Gateway-User"
+)
+
+// requireProxySecret answers 403 unless the request carries the configured
+// secret. Both sides are hashed first so the comparison takes the same time
+// whatever the lengths.
+func requireProxySecret(secret string) echo.MiddlewareFunc {
+	want := sha256.Sum256([]byte(secret))
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			got := sha256.Sum256([]byte(c.Request().Header.Get(headerProxySecret)))
+			if subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
+				return httperr.New(http.StatusForbidden, "missing or invalid proxy secret").WithCode(codeForbidden)
+			}
+			return next(c)
+		}
+	}
+}
+
+// limit spends cost(c) tokens of the caller's bucket, answering 429 with
+// Retry-After when they are not there. It runs after the secret check (a
+// 403 costs nothing) and before input validation (an invalid request that
+// passed the secret still costs). Every limited response carries
+// X-RateLimit-Limit and X-RateLimit-Remaining.
+func limit(l *ratelimit.Limiter, cost func(echo.Context) int) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		if l == nil {
+			return next
+		}
+		return func(c echo.Context) error {
+			req := c.Request()
+			subscriber := req.Header.Get(headerUser)
+			if subscriber == "" {
+				subscriber = "ip:" + c.RealIP()
+			}
+			d := l.Take(req.Header.Get(headerSubscription), subscriber, cost(c))
+			h := c.Response().Header()
+			h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+			h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
+			if !d.Allowed {
+				secs := int(math.Ceil(d.RetryAfter.Seconds()))
+				if secs < 1 {
+					secs = 1
+				}
+				h.Set("Retry-After", strconv.Itoa(secs))
+				return httperr.Newf(http.StatusTooManyRequests,
+					"rate limit exceeded: %d requests per plan period; retry in %d s", d.Limit, secs).WithCode(codeRateLimit)
+			}
+			return next(c)
+		}
+	}
+}
+
+func decodeCost(echo.Context) int { return 1 }

@@ -1,0 +1,27 @@
+package httpapi
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatewayapis/shared/observe"
+	"github.com/gatewayapis/vinsvc/internal/ratelimit"
+)
+
+// addRoutes is the whole HTTP surface of the service.
+func addRoutes(e *echo.Echo, logger *slog.Logger, proxySecret string, dec Decoder, store Store,
+	limiter *ratelimit.Limiter, monitor UpstreamMonitor, reg *prometheus.Registry, started time.Time, now func() time.Time) {
+	secret := requireProxySecret(proxySecret)
+
+	v1 := e.Group("/v1")
+	v1.GET("/decode", handleDecode(dec), secret, limit(limiter, decodeCost))
+	v1.POST("/batch", handleBatch(dec), secret, limit(limiter, batchCost))
+	v1.GET("/health", handleHealth(store, dec, monitor, started, now))
+
+	e.GET("/livez", handleLivez())
+	e.GET("/readyz", handleReadyz(store, logger))
+	e.GET("/metrics", echo.WrapHandler(observe.Handler(reg)))
+}

@@ -1,0 +1,97 @@
+// Package httpapi is the VIN service's HTTP surface: routes, handlers,
+// request parsing, the error table and the wire format.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatewayapis/shared/httperr"
+	"github.com/gatewayapis/shared/observe"
+	"github.com/gatewayapis/shared/requestid"
+	"github.com/gatewayapis/vinsvc/internal/cache"
+	"github.com/gatewayapis/vinsvc/internal/ratelimit"
+	"github.com/gatewayapis/vinsvc/internal/vin"
+	"github.com/gatewayapis/vinsvc/internal/vpic"
+)
+
+// BodyLimit is the largest request body accepted (decisions.md: 64 KiB).
+const BodyLimit = "64K"
+
+// Version is the interface version reported by the health endpoint.
+const Version = "1.0.0"
+
+// Decoder decodes VINs; *vin.Decoder implements it.
+type Decoder interface {
+	Decode(ctx context.Context, v string, withRaw bool) (vin.Outcome, error)
+	DecodeBatch(ctx context.Context, vins []string, withRaw bool) []vin.Outcome
+	HitRate() float64
+	Counts() (hits, misses uint64)
+}
+
+// Store is what the API needs of the cache; *cache.Cache implements it.
+type Store interface {
+	Stats() cache.Stats
+	Check(ctx context.Context) error
+}
+
+// UpstreamMonitor reports the last upstream check; *vpic.Monitor implements
+// it.
+type UpstreamMonitor interface {
+	State() vpic.UpstreamState
+}
+
+// NewServer builds the service's router with its middleware and routes.
+// limiter is nil when rate limiting is off. Metrics about the cache, the
+// decoder and the upstream are registered in reg.
+func NewServer(logger *slog.Logger, proxySecret string, dec Decoder, store Store, limiter *ratelimit.Limiter,
+	monitor UpstreamMonitor, reg *prometheus.Registry, started time.Time, now func() time.Time) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Logger.SetOutput(discard{})
+	e.JSONSerializer = jsonSerializer{}
+	// The gateway is the only client that reaches us; trust no forwarding
+	// header for the client address.
+	e.IPExtractor = echo.ExtractIPDirect()
+	e.HTTPErrorHandler = httperr.NewHandler(logger, classify, render)
+
+	e.Use(requestid.Middleware(logger))
+	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
+	e.Use(observe.Recover(logger))
+	e.Use(middleware.BodyLimit(BodyLimit))
+
+	registerMetrics(reg, dec, store, monitor)
+	addRoutes(e, logger, proxySecret, dec, store, limiter, monitor, reg, started, now)
+	return e
+}
+
+// jsonSerializer is Echo's serializer without HTML escaping: vPIC values
+// such as "1st Row (Driver & Passenger)" stay readable.
+type jsonSerializer struct{}
+
+func (jsonSerializer) Serialize(c echo.Context, i any, indent string) error {
+	enc := json.NewEncoder(c.Response())
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	return enc.Encode(i)
+}
+
+func (jsonSerializer) Deserialize(c echo.Context, i any) error {
+	if err := json.NewDecoder(c.Request().Body).Decode(i); err != nil {
+		return httperr.Wrap(err, 400, fmt.Sprintf("invalid JSON body: %v", err))
+	}
+	return nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

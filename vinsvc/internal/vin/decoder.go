@@ -1,0 +1,253 @@
+package vin
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Cache stores decoded VINs. Implemented by package cache.
+type Cache interface {
+	// Get returns the stored answer for a normalised VIN. ok is false when
+	// there is none or it has expired. Raw is filled only when withRaw is
+	// true.
+	Get(ctx context.Context, v string, withRaw bool) (d Decoded, ok bool, err error)
+	// Put stores answers, with their raw records, in one transaction.
+	Put(ctx context.Context, ds []Decoded) error
+}
+
+// Upstream decodes VINs remotely. Implemented by package vpic.
+type Upstream interface {
+	// Decode decodes one VIN.
+	Decode(ctx context.Context, v string) (Decoded, error)
+	// DecodeBatch decodes up to 50 VINs in one upstream call. It returns one
+	// Outcome per input VIN, in input order; an Outcome's Err is set when
+	// the call succeeded but carried no usable answer for that VIN. A
+	// non-nil error means the whole call failed.
+	DecodeBatch(ctx context.Context, vins []string) ([]Outcome, error)
+}
+
+// Outcome is the answer for one VIN of a request.
+type Outcome struct {
+	Decoded
+	// Cached is true when the answer came from the cache.
+	Cached bool
+	// Err is set when the VIN could not be decoded; Decoded is then empty.
+	Err error
+}
+
+// call is one upstream fetch that several requests may wait for.
+type call struct {
+	done chan struct{}
+	out  Outcome
+}
+
+// Decoder answers decode requests from the cache and, for misses, from the
+// upstream, sharing upstream calls between concurrent requests.
+type Decoder struct {
+	cache       Cache
+	upstream    Upstream
+	callTimeout time.Duration
+	logger      *slog.Logger
+	now         func() time.Time
+
+	mu       sync.Mutex
+	inflight map[string]*call
+	fetches  sync.WaitGroup
+
+	window       *hitWindow
+	hits, misses atomic.Uint64
+}
+
+// NewDecoder returns a Decoder. callTimeout bounds one shared upstream call
+// (all its attempts), which runs detached from the requests waiting for it.
+func NewDecoder(cache Cache, upstream Upstream, callTimeout time.Duration, logger *slog.Logger, now func() time.Time) *Decoder {
+	return &Decoder{
+		cache:       cache,
+		upstream:    upstream,
+		callTimeout: callTimeout,
+		logger:      logger,
+		now:         now,
+		inflight:    make(map[string]*call),
+		window:      newHitWindow(),
+	}
+}
+
+// Decode decodes one normalised, valid VIN with a single-VIN upstream call
+// on a miss. cached reports whether the cache served it.
+func (d *Decoder) Decode(ctx context.Context, v string, withRaw bool) (Outcome, error) {
+	out := d.resolve(ctx, []string{v}, withRaw, false)[0]
+	return out, out.Err
+}
+
+// DecodeBatch decodes normalised, valid, distinct VINs (at most 50). All
+// misses go to the upstream in one batch call. It returns one Outcome per
+// input VIN, in input order; a VIN that could not be decoded has Err set.
+func (d *Decoder) DecodeBatch(ctx context.Context, vins []string, withRaw bool) []Outcome {
+	return d.resolve(ctx, vins, withRaw, true)
+}
+
+func (d *Decoder) resolve(ctx context.Context, vins []string, withRaw, batch bool) []Outcome {
+	outs := make([]Outcome, len(vins))
+	var missIdx []int
+	for i, v := range vins {
+		if dec, ok := d.cached(ctx, v, withRaw); ok {
+			outs[i] = Outcome{Decoded: dec, Cached: true}
+			continue
+		}
+		missIdx = append(missIdx, i)
+	}
+
+	if len(missIdx) > 0 {
+		// Join the calls already in flight; start one call for the rest.
+		waits := make([]*call, len(missIdx))
+		var own []string
+		var ownCalls []*call
+		d.mu.Lock()
+		for j, i := range missIdx {
+			c, ok := d.inflight[vins[i]]
+			if !ok {
+				c = &call{done: make(chan struct{})}
+				d.inflight[vins[i]] = c
+				own = append(own, vins[i])
+				ownCalls = append(ownCalls, c)
+			}
+			waits[j] = c
+		}
+		d.mu.Unlock()
+		if len(own) > 0 {
+			d.fetches.Add(1)
+			go d.fetch(context.WithoutCancel(ctx), own, ownCalls, batch)
+		}
+
+		for j, i := range missIdx {
+			select {
+			case <-waits[j].done:
+				outs[i] = waits[j].out
+				if !withRaw {
+					outs[i].Raw = nil
+				}
+			case <-ctx.Done():
+				outs[i] = Outcome{Err: ctx.Err()}
+			}
+		}
+	}
+
+	hits := 0
+	for _, o := range outs {
+		if o.Cached {
+			hits++
+		}
+	}
+	d.record(hits, len(vins))
+	return outs
+}
+
+// cached looks v up, treating a cache error as a miss: the upstream can
+// still answer, and the cache reports its own health.
+func (d *Decoder) cached(ctx context.Context, v string, withRaw bool) (Decoded, bool) {
+	dec, ok, err := d.cache.Get(ctx, v, withRaw)
+	if err != nil {
+		d.logger.WarnContext(ctx, "cache read failed", "vin", v, "err", err.Error())
+		return Decoded{}, false
+	}
+	return dec, ok
+}
+
+// fetch resolves the calls this request owns. The owners registered them
+// after missing the cache, but another call may have stored the VIN in
+// between (a call is removed from inflight only after its answer is
+// stored), so the cache is checked once more before going upstream.
+func (d *Decoder) fetch(ctx context.Context, vins []string, calls []*call, batch bool) {
+	defer d.fetches.Done()
+	ctx, cancel := context.WithTimeout(ctx, d.callTimeout)
+	defer cancel()
+
+	outs := make([]Outcome, len(vins))
+	var need []int
+	for i, v := range vins {
+		if dec, ok := d.cached(ctx, v, true); ok {
+			outs[i] = Outcome{Decoded: dec, Cached: true}
+			continue
+		}
+		need = append(need, i)
+	}
+
+	if len(need) > 0 {
+		req := make([]string, len(need))
+		for j, i := range need {
+			req[j] = vins[i]
+		}
+		got := d.callUpstream(ctx, req, batch)
+		var store []Decoded
+		for j, i := range need {
+			outs[i] = got[j]
+			if got[j].Err == nil {
+				store = append(store, got[j].Decoded)
+			}
+		}
+		if len(store) > 0 {
+			if err := d.cache.Put(ctx, store); err != nil {
+				d.logger.WarnContext(ctx, "cache write failed", "count", len(store), "err", err.Error())
+			}
+		}
+	}
+
+	d.mu.Lock()
+	for i, v := range vins {
+		calls[i].out = outs[i]
+		delete(d.inflight, v)
+	}
+	d.mu.Unlock()
+	for _, c := range calls {
+		close(c.done)
+	}
+}
+
+func (d *Decoder) callUpstream(ctx context.Context, vins []string, batch bool) []Outcome {
+	if !batch {
+		out := make([]Outcome, len(vins))
+		for i, v := range vins {
+			dec, err := d.upstream.Decode(ctx, v)
+			out[i] = Outcome{Decoded: dec, Err: err}
+		}
+		return out
+	}
+	outs, err := d.upstream.DecodeBatch(ctx, vins)
+	if err != nil {
+		outs = make([]Outcome, len(vins))
+		for i := range outs {
+			outs[i].Err = err
+		}
+	}
+	return outs
+}
+
+func (d *Decoder) record(hits, lookups int) {
+	d.hits.Add(uint64(hits))
+	d.misses.Add(uint64(lookups - hits))
+	d.window.add(d.now(), hits, lookups)
+}
+
+// HitRate returns cache hits / lookups over the last 24 hours, 0 when there
+// were none.
+func (d *Decoder) HitRate() float64 { return d.window.rate(d.now()) }
+
+// Counts returns the cache hits and misses since start.
+func (d *Decoder) Counts() (hits, misses uint64) { return d.hits.Load(), d.misses.Load() }
+
+// Wait blocks until the upstream calls started so far have finished (and
+// stored their answers), or ctx ends. Call it after the HTTP server has
+// drained and before the cache is closed.
+func (d *Decoder) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { d.fetches.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

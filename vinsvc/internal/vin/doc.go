@@ -1,0 +1,21 @@
+// Package vin is the VIN decoding domain: what a VIN is, what a decode
+// result holds, and the Decoder that answers from the cache or the upstream.
+//
+// It imports no web framework, database or upstream client: the cache and
+// the upstream are small interfaces defined here and implemented by the
+// cache and vpic packages.
+//
+// # Caveats
+//
+//   - A VIN is normalised (trimmed, uppercased) before it is validated, and
+//     the normalised form is the cache key and the answer's vin.
+//   - Every answer the upstream gave is cached, whatever its error code (a
+//     VIN with a bad check digit decodes to error_code "1" and is cached like
+//     a clean one); a failed upstream call is never cached.
+//   - Concurrent requests for the same uncached VIN share one upstream call,
+//     and a batch sends all its misses in one upstream call. The shared call
+//     runs detached from the request that started it, so a client that hangs
+//     up does not fail the others waiting for the same VIN, and its answer is
+//     still cached.
+//   - The 24-hour hit rate counts each distinct VIN a request asks for once.
+package vin

@@ -1,0 +1,101 @@
+package vin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Len is the length of a full VIN.
+const Len = 17
+
+// ErrInvalid is returned for a string that is not a valid 17-character VIN.
+var ErrInvalid = errors.New("invalid vin")
+
+// Normalize returns s trimmed of surrounding white space and uppercased, the
+// form a VIN is validated, cached and answered in.
+func Normalize(s string) string {
+	return strings.ToUpper(strings.TrimSpace(s))
+}
+
+// Parse normalises s and checks it against ^[A-HJ-NPR-Z0-9]{17}$. It returns
+// the normalised VIN, or an error wrapping ErrInvalid that says what is
+// wrong.
+func Parse(s string) (string, error) {
+	v := Normalize(s)
+	if n := utf8.RuneCountInString(v); n != Len {
+		return v, fmt.Errorf("%w: must be exactly %d characters, got %d", ErrInvalid, Len, n)
+	}
+	pos := 0
+	for _, r := range v {
+		pos++
+		if r >= utf8.RuneSelf || !allowed(byte(r)) {
+			return v, fmt.Errorf("%w: character %q at position %d is not allowed (only A-Z without I, O, Q, and 0-9)", ErrInvalid, r, pos)
+		}
+	}
+	return v, nil
+}
+
+// Valid reports whether s, as given, is a normalised valid VIN.
+func Valid(s string) bool {
+	if len(s) != Len {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !allowed(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func allowed(b byte) bool {
+	switch {
+	case b >= '0' && b <= '9':
+		return true
+	case b >= 'A' && b <= 'Z':
+		return b != 'I' && b != 'O' && b != 'Q'
+	}
+	return false
+}
+
+// Result is a decoded VIN. Pointer fields are nil when the upstream has no
+// value for them.
+type Result struct {
+	VIN                  string
+	Make                 *string
+	Model                *string
+	ModelYear            *string
+	Trim                 *string
+	Series               *string
+	BodyClass            *string
+	DriveType            *string
+	EngineDisplacementCC *float64
+	EngineDisplacementL  *float64
+	EngineCylinders      *int
+	FuelTypePrimary      *string
+	TransmissionStyle    *string
+	TransmissionSpeeds   *string
+	PlantCity            *string
+	PlantState           *string
+	PlantCountry         *string
+	ManufacturerName     *string
+	VehicleType          *string
+	// ErrorCode is the upstream's decode code list as given ("0" is a clean
+	// decode, "1,11" lists two codes).
+	ErrorCode string
+	// ErrorText is nil when ErrorCode is "0".
+	ErrorText *string
+}
+
+// Decoded is an upstream answer for one VIN: the mapped result and the
+// upstream's record exactly as received.
+type Decoded struct {
+	Result Result
+	// Raw is the upstream's result record as received: every key and value
+	// unchanged and in order, insignificant white space removed. It is nil
+	// when the caller did not ask for it.
+	Raw json.RawMessage
+}

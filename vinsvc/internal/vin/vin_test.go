@@ -1,0 +1,69 @@
+package vin_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gatewayapis/vinsvc/internal/vin"
+)
+
+func TestParse(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		want    string
+		wantErr string // substring; empty means valid
+	}{
+		{"1HGCM82633A004352", "1HGCM82633A004352", ""},
+		{"  1hgcm82633a004352\t\n", "1HGCM82633A004352", ""},
+		{"3VV3B7AXXNM077525", "3VV3B7AXXNM077525", ""},
+		{"11111111111111111", "11111111111111111", ""},
+		{"", "", "exactly 17 characters, got 0"},
+		{"1HGCM82633A00435", "1HGCM82633A00435", "got 16"},
+		{"1HGCM82633A0043521", "1HGCM82633A0043521", "got 18"},
+		{"1HGCM82633A00435I", "1HGCM82633A00435I", "position 17"},
+		{"OHGCM82633A004352", "OHGCM82633A004352", `'O' at position 1`},
+		{"1HGCM82633Q004352", "1HGCM82633Q004352", `'Q' at position 11`},
+		{"1HGCM826*3A004352", "1HGCM826*3A004352", `'*' at position 9`},
+		{"1HGCM82 33A004352", "1HGCM82 33A004352", "position 8"},
+		{"1HGCM82633A00435é", "1HGCM82633A00435É", "position 17"},
+		{"1HGCM82633A0043-2", "1HGCM82633A0043-2", "position 16"},
+	} {
+		got, err := vin.Parse(tt.in)
+		if got != tt.want {
+			t.Errorf("Parse(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("Parse(%q) error = %v, want none", tt.in, err)
+		case tt.wantErr != "" && (err == nil || !errors.Is(err, vin.ErrInvalid) || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("Parse(%q) error = %v, want ErrInvalid containing %q", tt.in, err, tt.wantErr)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"1HGCM82633A004352", " 1hgcm82633a004352 ", "", "IOQ", "1HGCM82633A00435é", "\x00\xff", strings.Repeat("A", 100)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := vin.Parse(s)
+		if v != vin.Normalize(s) {
+			t.Fatalf("Parse(%q) returned %q, not the normalised form %q", s, v, vin.Normalize(s))
+		}
+		if (err == nil) != vin.Valid(v) {
+			t.Fatalf("Parse(%q) error %v disagrees with Valid(%q) = %v", s, err, v, vin.Valid(v))
+		}
+		if err == nil {
+			if len(v) != vin.Len || strings.ContainsAny(v, "IOQ") || strings.ToUpper(v) != v {
+				t.Fatalf("Parse(%q) accepted %q", s, v)
+			}
+			// Normalising twice changes nothing.
+			if again, err := vin.Parse(v); err != nil || again != v {
+				t.Fatalf("Parse(%q) = %q, %v; want it unchanged", v, again, err)
+			}
+		} else if !errors.Is(err, vin.ErrInvalid) {
+			t.Fatalf("Parse(%q) error %v does not wrap ErrInvalid", s, err)
+		}
+	})
+}

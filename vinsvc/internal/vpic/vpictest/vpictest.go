@@ -1,0 +1,221 @@
+// Package vpictest is a fake vPIC server for tests and benchmarks. It
+// answers in vPIC's real formats, from recorded answers (testdata/), and
+// reproduces vPIC's behaviours that matter to a client: the flat envelope,
+// batch answers in input order with an empty SearchCriteria, XML when the
+// batch's format travels in the query string, and scripted faults (status
+// codes, garbage, slow answers).
+package vpictest
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+//go:embed testdata/*.json
+var fixtures embed.FS
+
+// Known VINs with recorded answers.
+const (
+	VINFordF150      = "1FTMW1T88MFA00001" // 2021 schema, 145 keys, "TRUCK " with a trailing space
+	VINHondaAccord   = "1HGCM82633A004352" // 150 keys
+	VINVWTiguan      = "3VV3B7AXXNM077525" // 2026 schema, 154 keys
+	VINHyundaiIoniq  = "KMHC85LCXHU026758" // 154 keys
+	VINBMWCheckDigit = "WBA3A5C51CF256987" // ErrorCode "1"
+)
+
+// XMLAnswer is what vPIC sends when format=json is not in the POST body.
+const XMLAnswer = `<Response xmlns:i="http://www.w3.org/2001/XMLSchema-instance"><Count>1</Count><Message>Results returned successfully</Message><SearchCriteria /><Results><DecodedVINValues><MakeID>515</MakeID></DecodedVINValues></Results></Response>`
+
+// Reply is a scripted answer.
+type Reply struct {
+	Status      int
+	Body        string
+	ContentType string
+	Header      http.Header
+	Delay       time.Duration
+}
+
+// Call is a request the fake received.
+type Call struct {
+	Method   string
+	Path     string
+	RawQuery string
+	Form     url.Values // POST body fields
+	VINs     []string   // VINs asked for
+	At       time.Time
+}
+
+// Server is the fake. Its zero behaviour answers every VIN: recorded ones
+// from testdata, others with vPIC's "no detailed data" answer.
+type Server struct {
+	*httptest.Server
+
+	mu      sync.Mutex
+	calls   []Call
+	script  []Reply
+	latency time.Duration
+	records map[string]map[string]any
+}
+
+// New starts a fake vPIC server, closed when the test ends.
+func New(tb testing.TB) *Server {
+	tb.Helper()
+	s := &Server{records: map[string]map[string]any{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// BaseURL is the value for VPIC_BASE_URL.
+func (s *Server) BaseURL() string { return s.URL + "/api/vehicles" }
+
+// SetLatency delays every answer by d.
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	s.latency = d
+	s.mu.Unlock()
+}
+
+// Script queues replies given, one per request, before normal answers resume.
+func (s *Server) Script(replies ...Reply) {
+	s.mu.Lock()
+	s.script = append(s.script, replies...)
+	s.mu.Unlock()
+}
+
+// SetRecord makes the fake answer v with rec (a flat record) from now on.
+func (s *Server) SetRecord(v string, rec map[string]any) {
+	s.mu.Lock()
+	s.records[v] = rec
+	s.mu.Unlock()
+}
+
+// Calls returns the requests received so far.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// CallCount returns how many requests were received.
+func (s *Server) CallCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls)
+}
+
+// Record returns the recorded answer's record for v (a copy), or the
+// no-data record when v has none.
+func Record(v string) map[string]any {
+	b, err := fixtures.ReadFile("testdata/decode_" + v + ".json")
+	if err != nil {
+		b, _ = fixtures.ReadFile("testdata/nodata_template.json")
+		b = []byte(strings.ReplaceAll(string(b), "{VIN}", v))
+	}
+	var env struct{ Results []map[string]any }
+	if err := json.Unmarshal(b, &env); err != nil || len(env.Results) != 1 {
+		panic(fmt.Sprintf("vpictest: bad fixture for %s: %v", v, err))
+	}
+	return env.Results[0]
+}
+
+const message = "Results returned successfully. NOTE: Any missing decoded values should be interpreted as NHTSA does not have data on the specific variable. Missing value should NOT be interpreted as an indication that a feature or technology is unavailable for a vehicle."
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	call := Call{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, At: time.Now()}
+	lower := strings.ToLower(r.URL.Path)
+	var batch bool
+	switch {
+	case r.Method == http.MethodGet && strings.HasPrefix(lower, "/api/vehicles/decodevinvalues/"):
+		call.VINs = []string{r.URL.Path[len("/api/vehicles/decodevinvalues/"):]}
+	case r.Method == http.MethodPost && strings.TrimSuffix(lower, "/") == "/api/vehicles/decodevinvaluesbatch":
+		batch = true
+		body, _ := io.ReadAll(r.Body)
+		call.Form, _ = url.ParseQuery(string(body))
+		for _, entry := range strings.Split(call.Form.Get("DATA"), ";") {
+			v, _, _ := strings.Cut(entry, ",")
+			if v = strings.TrimSpace(v); v != "" {
+				call.VINs = append(call.VINs, v)
+			}
+		}
+	default:
+		http.Error(w, "<html><body>The resource cannot be found.</body></html>", http.StatusNotFound)
+		return
+	}
+
+	s.mu.Lock()
+	s.calls = append(s.calls, call)
+	latency := s.latency
+	var reply *Reply
+	if len(s.script) > 0 {
+		reply = &s.script[0]
+		s.script = s.script[1:]
+	}
+	records := make([]map[string]any, len(call.VINs))
+	for i, v := range call.VINs {
+		if rec, ok := s.records[v]; ok {
+			records[i] = rec
+		}
+	}
+	s.mu.Unlock()
+
+	if reply != nil {
+		latency += reply.Delay
+	}
+	if latency > 0 {
+		select {
+		case <-time.After(latency):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if reply != nil {
+		for k, vs := range reply.Header {
+			w.Header()[k] = vs
+		}
+		if reply.ContentType != "" {
+			w.Header().Set("Content-Type", reply.ContentType)
+		}
+		w.WriteHeader(reply.Status)
+		io.WriteString(w, reply.Body)
+		return
+	}
+
+	// vPIC answers XML unless format=json is in the query of a GET or the
+	// form body of the batch POST; a format in a POST's query string wins
+	// and gives XML (davidpeckham/vpic-api PR #8).
+	json1 := r.URL.Query().Get("format") == "json"
+	if batch {
+		json1 = call.Form.Get("format") == "json" && !r.URL.Query().Has("format")
+	}
+	if !json1 {
+		w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+		io.WriteString(w, XMLAnswer)
+		return
+	}
+
+	for i, v := range call.VINs {
+		if records[i] == nil {
+			records[i] = Record(v)
+		}
+	}
+	env := map[string]any{"Count": len(records), "Message": message, "Results": records}
+	if batch {
+		env["SearchCriteria"] = ""
+	} else {
+		env["SearchCriteria"] = "VIN(s): " + call.VINs[0]
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(env)
+}
