@@ -74,7 +74,6 @@ func Middleware(logger *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 		LogMethod:    true,
 		LogRoutePath: true,
 		LogURIPath:   true,
-		LogRemoteIP:  true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
 			route := v.RoutePath
 			if route == "" {
@@ -89,15 +88,19 @@ func Middleware(logger *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 				level = slog.LevelWarn
 			}
 			ctx := c.Request().Context()
-			logger.LogAttrs(ctx, level, "request",
+			attrs := [...]slog.Attr{
 				slog.String("request_id", requestid.FromContext(ctx)),
 				slog.String("method", v.Method),
 				slog.String("route", route),
-				slog.String("path", v.URIPath),
 				slog.Int("status", v.Status),
 				slog.Float64("latency_ms", float64(v.Latency.Microseconds())/1000),
-				slog.String("remote_ip", v.RemoteIP),
-			)
+				{},
+			}
+			n := 5 // five attributes fit in a slog.Record without allocating
+			if route == UnmatchedRoute {
+				attrs[5], n = slog.String("path", v.URIPath), 6
+			}
+			logger.LogAttrs(ctx, level, "request", attrs[:n]...)
 			return nil
 		},
 	})

@@ -20,12 +20,13 @@ const Header = echo.HeaderXRequestID
 // MaxLen is the longest incoming id that is kept.
 const MaxLen = 128
 
-type ctxKey int
+type ctxKey struct{}
 
-const (
-	idKey ctxKey = iota
-	loggerKey
-)
+// scope is what a request's context carries: one value, one allocation.
+type scope struct {
+	id     string
+	logger *slog.Logger
+}
 
 // Middleware assigns the request id, sets the response header and stores the
 // id and the base logger in the request context; Logger derives the
@@ -40,9 +41,7 @@ func Middleware(logger *slog.Logger) echo.MiddlewareFunc {
 				id = uuid.NewString()
 			}
 			c.Response().Header()[Header] = []string{id}
-			ctx := context.WithValue(req.Context(), idKey, id)
-			ctx = context.WithValue(ctx, loggerKey, logger)
-			c.SetRequest(req.WithContext(ctx))
+			c.SetRequest(req.WithContext(context.WithValue(req.Context(), ctxKey{}, &scope{id: id, logger: logger})))
 			return next(c)
 		}
 	}
@@ -65,16 +64,18 @@ func Valid(id string) bool {
 
 // FromContext returns the request id, or "" outside a request.
 func FromContext(ctx context.Context) string {
-	id, _ := ctx.Value(idKey).(string)
-	return id
+	if s, ok := ctx.Value(ctxKey{}).(*scope); ok {
+		return s.id
+	}
+	return ""
 }
 
 // Logger returns a logger with the request's request_id attribute, built
 // on the logger given to Middleware; outside a request it returns fallback.
 func Logger(ctx context.Context, fallback *slog.Logger) *slog.Logger {
-	l, ok := ctx.Value(loggerKey).(*slog.Logger)
+	s, ok := ctx.Value(ctxKey{}).(*scope)
 	if !ok {
 		return fallback
 	}
-	return l.With("request_id", FromContext(ctx))
+	return s.logger.With("request_id", s.id)
 }

@@ -44,6 +44,7 @@ type Cache struct {
 	ttl    time.Duration
 	logger *slog.Logger
 	now    func() time.Time
+	hot    *hot
 
 	entries   atomic.Int64
 	evictions atomic.Uint64
@@ -69,7 +70,7 @@ func Open(path string, ttl time.Duration, logger *slog.Logger, now func() time.T
 	// Put uses Batch to share one commit among concurrent writers; a short
 	// delay keeps that from adding noticeable latency to a single miss.
 	db.MaxBatchDelay = 2 * time.Millisecond
-	c := &Cache{db: db, ttl: ttl, logger: logger, now: now}
+	c := &Cache{db: db, ttl: ttl, logger: logger, now: now, hot: newHot(HotEntries)}
 	var count uint64
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketResults, bucketRaw, bucketStored, bucketMeta} {
@@ -107,19 +108,30 @@ func (c *Cache) Close() error {
 }
 
 // Get returns the unexpired entry for v. Raw is read only when withRaw is
-// true. ok is false for a missing or expired entry.
+// true. ok is false for a missing or expired entry. Without raw, recently
+// used entries are answered from memory.
 func (c *Cache) Get(_ context.Context, v string, withRaw bool) (vin.Decoded, bool, error) {
+	now := c.now()
+	if !withRaw {
+		if e, ok := c.hot.get(v); ok {
+			if c.live(e.stored, now) {
+				return vin.Decoded{Result: e.res}, true, nil
+			}
+			return vin.Decoded{}, false, nil
+		}
+	}
 	var (
-		d  vin.Decoded
-		ok bool
+		d      vin.Decoded
+		ok     bool
+		stored int64
 	)
 	err := c.db.View(func(tx *bolt.Tx) error {
 		val := tx.Bucket(bucketResults).Get([]byte(v))
 		if len(val) < 8 {
 			return nil
 		}
-		stored := time.Unix(0, int64(binary.BigEndian.Uint64(val[:8])))
-		if !c.now().Before(stored.Add(c.ttl)) {
+		stored = int64(binary.BigEndian.Uint64(val[:8]))
+		if !c.live(stored, now) {
 			return nil
 		}
 		r, err := decodeRecord(val[8:], v)
@@ -137,7 +149,16 @@ func (c *Cache) Get(_ context.Context, v string, withRaw bool) (vin.Decoded, boo
 	if err != nil {
 		return vin.Decoded{}, false, fmt.Errorf("cache get: %w", err)
 	}
+	if ok {
+		c.hot.put(v, hotEntry{stored: stored, res: d.Result})
+	}
 	return d, ok, nil
+}
+
+// live reports whether an entry stored at stored (UnixNano) is within its
+// lifetime at now.
+func (c *Cache) live(stored int64, now time.Time) bool {
+	return now.Before(time.Unix(0, stored).Add(c.ttl))
 }
 
 // Put stores answers, stamped with the current time, replacing older
@@ -192,6 +213,9 @@ func (c *Cache) Put(_ context.Context, ds []vin.Decoded) error {
 	}
 	c.writeErr.Store(nil)
 	c.entries.Add(added)
+	for _, d := range ds {
+		c.hot.put(d.Result.VIN, hotEntry{stored: now.UnixNano(), res: d.Result})
+	}
 	return nil
 }
 
@@ -240,8 +264,9 @@ func (c *Cache) Sweep(ctx context.Context, now time.Time, chunk int) (SweepStats
 // sweepChunk deletes up to chunk entries whose store stamp is <= cutoff.
 func (c *Cache) sweepChunk(cutoff []byte, chunk int) (int, error) {
 	var n int
+	var swept [][]byte // expiry-index keys of the deleted entries
 	err := c.db.Update(func(tx *bolt.Tx) error {
-		n = 0
+		n, swept = 0, swept[:0]
 		results, raw, stored := tx.Bucket(bucketResults), tx.Bucket(bucketRaw), tx.Bucket(bucketStored)
 		var keys [][]byte
 		cur := stored.Cursor()
@@ -266,11 +291,17 @@ func (c *Cache) sweepChunk(cutoff []byte, chunk int) (int, error) {
 				if err := raw.Delete(v); err != nil {
 					return err
 				}
+				swept = append(swept, k)
 				n++
 			}
 		}
 		return addCount(tx, -int64(n))
 	})
+	if err == nil {
+		for _, k := range swept {
+			c.hot.drop(string(k[8:]), int64(binary.BigEndian.Uint64(k[:8])))
+		}
+	}
 	return n, err
 }
 

@@ -154,7 +154,7 @@ func startLoad(tb testing.TB, c *cache.Cache, fresh []string) *load {
 		for i := 0; ; i++ {
 			v := fresh[i%len(fresh)]
 			start := time.Now()
-			_, ok, err := c.Get(ctx, v, false)
+			_, ok, err := c.Get(ctx, v, true) // with raw: always a bbolt read, never the memory tier
 			l.reads = append(l.reads, time.Since(start))
 			if err != nil || !ok {
 				tb.Errorf("Get(%q) = %t, %v, want true, nil", v, ok, err)

@@ -15,9 +15,7 @@ import (
 // through the whole router and middleware, without the network, beside the
 // bare Echo handler; the difference is our per-request overhead.
 func BenchmarkHandlerDecodeHit(b *testing.B) {
-	up := vpictest.New(b)
-	en := newEnv(b, withLimits("default=1000000000/1m"))
-	_ = up
+	en := newEnv(b, quiet(), withLimits("default=1000000000/1m"))
 	out, err := en.dec.Decode(context.Background(), vpictest.VINHondaAccord, false)
 	if err != nil {
 		b.Fatal(err)

@@ -54,8 +54,9 @@ func limit(l *ratelimit.Limiter, cost func(echo.Context) int) echo.MiddlewareFun
 			}
 			d := l.Take(req.Header.Get(headerSubscription), subscriber, cost(c))
 			h := c.Response().Header()
-			h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
-			h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
+			// Canonical keys set directly: this is on every request's path.
+			h["X-Ratelimit-Limit"] = []string{strconv.Itoa(d.Limit)}
+			h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(d.Remaining)}
 			if !d.Allowed {
 				secs := int(math.Ceil(d.RetryAfter.Seconds()))
 				if secs < 1 {

@@ -74,12 +74,14 @@ type env struct {
 type option func(*options)
 
 type options struct {
+	quiet   bool // discard logs (benchmarks)
 	limits  string
 	retries int
 	timeout time.Duration
 	decoder httpapi.Decoder
 }
 
+func quiet() option                        { return func(o *options) { o.quiet = true } }
 func withLimits(s string) option           { return func(o *options) { o.limits = s } }
 func withRetries(n int) option             { return func(o *options) { o.retries = n } }
 func withTimeout(d time.Duration) option   { return func(o *options) { o.timeout = d } }
@@ -92,7 +94,11 @@ func newEnv(t testing.TB, opts ...option) *env {
 		f(&o)
 	}
 	logs := &syncBuffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	var w io.Writer = logs
+	if o.quiet {
+		w = io.Discard
+	}
+	logger := slog.New(slog.NewJSONHandler(w, nil))
 	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
 	up := vpictest.New(t)
 	c, err := cache.Open(filepath.Join(t.TempDir(), "vincache.db"), 90*24*time.Hour, logger, clk.Now)

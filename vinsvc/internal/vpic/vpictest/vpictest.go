@@ -69,9 +69,16 @@ type Server struct {
 // New starts a fake vPIC server, closed when the test ends.
 func New(tb testing.TB) *Server {
 	tb.Helper()
+	s := Start()
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a fake vPIC server outside a test (a benchmark's server
+// process, say); the caller closes it.
+func Start() *Server {
 	s := &Server{records: map[string]map[string]any{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	tb.Cleanup(s.Close)
 	return s
 }
 
