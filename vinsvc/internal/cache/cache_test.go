@@ -19,6 +19,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/gatewayapis/vinsvc/internal/cache"
+	"github.com/gatewayapis/vinsvc/internal/clocktest"
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
@@ -27,39 +28,9 @@ const testTTL = 24 * time.Hour
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// fakeClock is a settable clock for the cache's now func. It is safe for
-// concurrent use.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock(t time.Time) *fakeClock { return &fakeClock{t: t} }
-
-// Now returns the clock's current time.
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Set moves the clock to t, forwards or backwards.
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
-// Advance moves the clock forward by d.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // mustOpen opens a cache at path with the fake clock and closes it when the
 // test ends.
-func mustOpen(tb testing.TB, path string, ttl time.Duration, clk *fakeClock) *cache.Cache {
+func mustOpen(tb testing.TB, path string, ttl time.Duration, clk *clocktest.Clock) *cache.Cache {
 	tb.Helper()
 	c, err := cache.Open(path, ttl, slog.New(slog.DiscardHandler), clk.Now)
 	if err != nil {
@@ -76,7 +47,7 @@ func mustOpen(tb testing.TB, path string, ttl time.Duration, clk *fakeClock) *ca
 }
 
 // mustOpenTemp opens a fresh cache in a temporary directory.
-func mustOpenTemp(tb testing.TB, clk *fakeClock) *cache.Cache {
+func mustOpenTemp(tb testing.TB, clk *clocktest.Clock) *cache.Cache {
 	tb.Helper()
 	return mustOpen(tb, filepath.Join(tb.TempDir(), "cache.db"), testTTL, clk)
 }
@@ -263,7 +234,7 @@ func TestPutGet(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := newFakeClock(t0)
+			clk := clocktest.New(t0)
 			c := mustOpenTemp(t, clk)
 			mustPut(t, c, tt.d)
 			v := tt.d.Result.VIN
@@ -294,7 +265,7 @@ func TestPutGet(t *testing.T) {
 }
 
 func TestPutManyGetEach(t *testing.T) {
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 	c := mustOpenTemp(t, clk)
 	want := sampleRange(0, 50)
 	mustPut(t, c, want...)
@@ -309,7 +280,7 @@ func TestPutManyGetEach(t *testing.T) {
 }
 
 func TestPutEmpty(t *testing.T) {
-	c := mustOpenTemp(t, newFakeClock(t0))
+	c := mustOpenTemp(t, clocktest.New(t0))
 	if err := c.Put(context.Background(), nil); err != nil {
 		t.Errorf("Put(nil) = %v, want nil", err)
 	}
@@ -319,7 +290,7 @@ func TestPutEmpty(t *testing.T) {
 // The raw bytes are copied on the way in and on the way out: neither the
 // caller's slice nor a returned one aliases the store.
 func TestRawIsCopied(t *testing.T) {
-	c := mustOpenTemp(t, newFakeClock(t0))
+	c := mustOpenTemp(t, clocktest.New(t0))
 	d := sampleDecoded(testVIN(1))
 	want := bytes.Clone(d.Raw)
 	mustPut(t, c, d)
@@ -353,7 +324,7 @@ func TestGetMissing(t *testing.T) {
 		{name: "prefix of a stored VIN", stored: sampleRange(10, 11), lookup: testVIN(10)[:16]},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := mustOpenTemp(t, newFakeClock(t0))
+			c := mustOpenTemp(t, clocktest.New(t0))
 			if len(tt.stored) > 0 {
 				mustPut(t, c, tt.stored...)
 			}
@@ -384,7 +355,7 @@ func TestTTL(t *testing.T) {
 		{name: "long after expiry", after: 30 * testTTL, want: false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := newFakeClock(t0)
+			clk := clocktest.New(t0)
 			c := mustOpenTemp(t, clk)
 			d := sampleDecoded(testVIN(7))
 			mustPut(t, c, d)
@@ -418,7 +389,7 @@ func TestSweep(t *testing.T) {
 		{name: "at fresh expiry", at: t0.Add(12*time.Hour + testTTL), wantDeleted: nOld + nFresh, wantLeft: 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := newFakeClock(t0)
+			clk := clocktest.New(t0)
 			c := mustOpenTemp(t, clk)
 			mustPut(t, c, sampleRange(0, nOld)...)
 			clk.Advance(12 * time.Hour)
@@ -474,7 +445,7 @@ func TestSweepChunks(t *testing.T) {
 		{name: "nothing expired", expired: 0, chunk: 10, wantChunks: 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := newFakeClock(t0)
+			clk := clocktest.New(t0)
 			c := mustOpenTemp(t, clk)
 			if tt.expired > 0 {
 				mustPut(t, c, sampleRange(0, tt.expired)...)
@@ -499,7 +470,7 @@ func TestSweepChunks(t *testing.T) {
 // Storing a VIN again restamps it: it lives for a TTL from the new store,
 // counts once, and a sweep at the old expiry leaves it alone.
 func TestPutRefreshesLifetime(t *testing.T) {
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 	c := mustOpenTemp(t, clk)
 	v := testVIN(42)
 	first := sampleDecoded(v)
@@ -542,7 +513,7 @@ func TestPutRefreshesLifetime(t *testing.T) {
 // Refreshed entries leave nothing behind in the expiry index that could
 // make a chunked sweep stop before the expired entries after them.
 func TestSweepAfterRefreshes(t *testing.T) {
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 	c := mustOpenTemp(t, clk)
 	mustPut(t, c, sampleRange(0, 20)...) // refreshed below
 	clk.Advance(time.Hour)
@@ -564,7 +535,7 @@ func TestSweepAfterRefreshes(t *testing.T) {
 
 // The same VIN twice in one Put counts once and leaves one expiry entry.
 func TestPutDuplicateInOneCall(t *testing.T) {
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 	c := mustOpenTemp(t, clk)
 	mustPut(t, c, sampleDecoded(testVIN(1)), sampleDecoded(testVIN(1)), sampleDecoded(testVIN(2)))
 	checkEntries(t, c, 2)
@@ -577,7 +548,7 @@ func TestPutDuplicateInOneCall(t *testing.T) {
 
 func TestReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cache.db")
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 
 	c := mustOpen(t, path, testTTL, clk)
 	mustPut(t, c, sampleRange(0, 10)...)
@@ -630,7 +601,7 @@ func TestReopen(t *testing.T) {
 
 func TestOpenCreatesDirectory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "var", "lib", "vinsvc", "cache.db")
-	c := mustOpen(t, path, testTTL, newFakeClock(t0))
+	c := mustOpen(t, path, testTTL, clocktest.New(t0))
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("Stat(%q) after Open: %v", path, err)
 	}
@@ -644,7 +615,7 @@ func TestOpenCreatesDirectory(t *testing.T) {
 // instead of hanging, and leaves the first cache working.
 func TestOpenLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cache.db")
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 	first := mustOpen(t, path, testTTL, clk)
 	mustPut(t, first, sampleDecoded(testVIN(1)))
 
@@ -685,7 +656,7 @@ func TestOpenSchemaMismatch(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "cache.db")
 			writeMeta(t, path, tt.version)
 
-			c, err := cache.Open(path, testTTL, slog.New(slog.DiscardHandler), newFakeClock(t0).Now)
+			c, err := cache.Open(path, testTTL, slog.New(slog.DiscardHandler), clocktest.New(t0).Now)
 			if err == nil {
 				_ = c.Close()
 				t.Fatalf("Open(%q) = nil error, want %v", path, cache.ErrSchema)
@@ -757,7 +728,7 @@ func TestConcurrentAccess(t *testing.T) {
 		sweepers = 2
 	)
 	path := filepath.Join(t.TempDir(), "cache.db")
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 	c := mustOpen(t, path, testTTL, clk)
 	mustPut(t, c, sampleRange(0, nOld)...)
 	clk.Set(t0.Add(testTTL)) // every old entry is now expired
@@ -840,7 +811,7 @@ func TestConcurrentAccess(t *testing.T) {
 }
 
 func TestCheckAndStats(t *testing.T) {
-	c := mustOpenTemp(t, newFakeClock(t0))
+	c := mustOpenTemp(t, clocktest.New(t0))
 	ctx := context.Background()
 	if err := c.Check(ctx); err != nil {
 		t.Errorf("Check() on a new cache = %v, want nil", err)
@@ -913,7 +884,7 @@ func (c *countdownCtx) Err() error {
 func TestSweepCancelled(t *testing.T) {
 	const n = 95
 	t.Run("before the call", func(t *testing.T) {
-		clk := newFakeClock(t0)
+		clk := clocktest.New(t0)
 		c := mustOpenTemp(t, clk)
 		mustPut(t, c, sampleRange(0, n)...)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -931,7 +902,7 @@ func TestSweepCancelled(t *testing.T) {
 	})
 
 	t.Run("during the call", func(t *testing.T) {
-		clk := newFakeClock(t0)
+		clk := clocktest.New(t0)
 		c := mustOpenTemp(t, clk)
 		mustPut(t, c, sampleRange(0, n)...)
 		now := t0.Add(testTTL)
@@ -979,7 +950,7 @@ func TestRunSweeper(t *testing.T) {
 	}
 
 	t.Run("sweeps at start", func(t *testing.T) {
-		clk := newFakeClock(t0)
+		clk := clocktest.New(t0)
 		c := mustOpenTemp(t, clk)
 		mustPut(t, c, sampleRange(0, 30)...)
 		clk.Set(t0.Add(100 * testTTL))
@@ -994,7 +965,7 @@ func TestRunSweeper(t *testing.T) {
 	})
 
 	t.Run("sweeps every interval", func(t *testing.T) {
-		clk := newFakeClock(t0)
+		clk := clocktest.New(t0)
 		c := mustOpenTemp(t, clk)
 		stop := startSweeper(t, c, 5*time.Millisecond)
 
@@ -1031,7 +1002,7 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 
 // TestPutLargeInt: Put never stores what Get then reports as corrupt.
 func TestPutLargeInt(t *testing.T) {
-	c := mustOpenTemp(t, newFakeClock(t0))
+	c := mustOpenTemp(t, clocktest.New(t0))
 	d := sampleDecoded(testVIN(1))
 	d.Result.EngineCylinders = ptr(math.MaxInt32 + 1)
 	if err := c.Put(context.Background(), []vin.Decoded{d}); err != nil {

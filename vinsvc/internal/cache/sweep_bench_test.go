@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/vinsvc/internal/cache"
+	"github.com/gatewayapis/vinsvc/internal/clocktest"
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkSweep1M(b *testing.B) {
 		b.StopTimer()
 		k++
 		dir := b.TempDir()
-		clk := newFakeClock(t0)
+		clk := clocktest.New(t0)
 		c := mustOpen(b, filepath.Join(dir, "cache.db"), testTTL, clk)
 
 		fillStart := time.Now()
@@ -104,7 +105,7 @@ func BenchmarkSweep1M(b *testing.B) {
 // fill stores testVIN(0) .. testVIN(total-1), batch VINs per Put, the
 // clock moving a second per Put so that store times are spread out as in
 // service.
-func fill(tb testing.TB, c *cache.Cache, clk *fakeClock, total, batch int) {
+func fill(tb testing.TB, c *cache.Cache, clk *clocktest.Clock, total, batch int) {
 	tb.Helper()
 	ds := make([]vin.Decoded, 0, batch)
 	for i := 0; i < total; i += batch {
@@ -210,7 +211,7 @@ func freshVINs(n int) []string {
 // BenchmarkGetHit measures one Get of an unexpired entry, with and without
 // its raw record.
 func BenchmarkGetHit(b *testing.B) {
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 	c := mustOpenTemp(b, clk)
 	mustPut(b, c, sampleRange(0, 10_000)...)
 	ctx := context.Background()
@@ -231,7 +232,7 @@ func BenchmarkGetHit(b *testing.B) {
 // stores it, with no sweep running: the base to compare the writer's
 // latencies in BenchmarkSweep1M with.
 func BenchmarkPutOne(b *testing.B) {
-	clk := newFakeClock(t0)
+	clk := clocktest.New(t0)
 	c := mustOpenTemp(b, clk)
 	mustPut(b, c, sampleRange(0, 10_000)...)
 	ctx := context.Background()

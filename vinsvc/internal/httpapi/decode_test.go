@@ -185,7 +185,7 @@ func TestDecode429(t *testing.T) {
 		t.Errorf("anonymous: status %d limit %q, want 200 on the default plan (2)", rec.Code, rec.Header().Get("X-RateLimit-Limit"))
 	}
 	// Tokens come back with time.
-	en.clk.Add(21 * 1e9)
+	en.clk.Advance(21 * 1e9)
 	if rec := en.do(t, request{target: "/v1/decode?vin=" + vpictest.VINHondaAccord, headers: plan}); rec.Code != http.StatusOK {
 		t.Errorf("after 21s: status %d, want 200", rec.Code)
 	}

@@ -28,7 +28,7 @@ func TestHealthOK(t *testing.T) {
 		t.Fatal("probe against the fake failed")
 	}
 	en.do(t, request{target: "/v1/decode?vin=" + vpictest.VINHondaAccord, headers: map[string]string{"X-Gateway-User": "h"}})
-	en.clk.Add(time.Minute)
+	en.clk.Advance(time.Minute)
 	// Health needs no secret and is never rate limited.
 	for range 3 {
 		rec := en.do(t, request{target: "/v1/health", noAuth: true, headers: map[string]string{"X-Gateway-User": "h"}})

@@ -21,31 +21,7 @@ func reference(t *testing.T, v any) []byte {
 
 // plain has resultJSON's fields without its MarshalJSON, so encoding/json
 // encodes it by reflection: the behaviour appendJSON must match.
-type plain struct {
-	VIN                  string          `json:"vin"`
-	Make                 *string         `json:"make"`
-	Model                *string         `json:"model"`
-	ModelYear            *string         `json:"model_year"`
-	Trim                 *string         `json:"trim"`
-	Series               *string         `json:"series"`
-	BodyClass            *string         `json:"body_class"`
-	DriveType            *string         `json:"drive_type"`
-	EngineDisplacementCC *float64        `json:"engine_displacement_cc"`
-	EngineDisplacementL  *float64        `json:"engine_displacement_l"`
-	EngineCylinders      *int            `json:"engine_cylinders"`
-	FuelTypePrimary      *string         `json:"fuel_type_primary"`
-	TransmissionStyle    *string         `json:"transmission_style"`
-	TransmissionSpeeds   *string         `json:"transmission_speeds"`
-	PlantCity            *string         `json:"plant_city"`
-	PlantState           *string         `json:"plant_state"`
-	PlantCountry         *string         `json:"plant_country"`
-	ManufacturerName     *string         `json:"manufacturer_name"`
-	VehicleType          *string         `json:"vehicle_type"`
-	ErrorCode            string          `json:"error_code"`
-	ErrorText            *string         `json:"error_text"`
-	Cached               bool            `json:"cached"`
-	Raw                  json.RawMessage `json:"raw,omitempty"`
-}
+type plain resultJSON
 
 func FuzzAppendResult(f *testing.F) {
 	f.Add("1HGCM82633A004352", "HONDA", "1st Row (Driver & Passenger) <x>", "0", 2998.832712, 6, true, false)

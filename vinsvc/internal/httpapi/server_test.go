@@ -21,6 +21,7 @@ import (
 
 	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/vinsvc/internal/cache"
+	"github.com/gatewayapis/vinsvc/internal/clocktest"
 	"github.com/gatewayapis/vinsvc/internal/httpapi"
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
 	"github.com/gatewayapis/vinsvc/internal/vin"
@@ -31,18 +32,6 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 const secret = "test-proxy-secret"
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // syncBuffer collects log output written from several goroutines.
 type syncBuffer struct {
@@ -65,7 +54,7 @@ type env struct {
 	cache   *cache.Cache
 	dec     *vin.Decoder
 	mon     *vpic.Monitor
-	clk     *clock
+	clk     *clocktest.Clock
 	reg     *prometheus.Registry
 	logs    *syncBuffer
 	limiter *ratelimit.Limiter
@@ -99,7 +88,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 		w = io.Discard
 	}
 	logger := slog.New(slog.NewJSONHandler(w, nil))
-	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	clk := clocktest.New(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
 	up := vpictest.New(t)
 	c, err := cache.Open(filepath.Join(t.TempDir(), "vincache.db"), 90*24*time.Hour, logger, clk.Now)
 	if err != nil {

@@ -6,30 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/vinsvc/internal/clocktest"
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 var fallback = ratelimit.Limit{N: 60, Per: time.Minute}
 
-func mustLimiter(t *testing.T, spec string) (*ratelimit.Limiter, *clock) {
+func mustLimiter(t *testing.T, spec string) (*ratelimit.Limiter, *clocktest.Clock) {
 	t.Helper()
 	plans, err := ratelimit.Parse(spec, fallback)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{t: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)}
+	clk := clocktest.New(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
 	return ratelimit.New(plans, clk.Now), clk
 }
 
@@ -83,7 +72,7 @@ func TestTakeBucket(t *testing.T) {
 		t.Errorf("alice on PRO = %+v, want allowed on a 10/1m bucket", d)
 	}
 	// Tokens come back at N per period.
-	clk.Add(20 * time.Second)
+	clk.Advance(20 * time.Second)
 	if d := l.Take("BASIC", "alice", 1); !d.Allowed || d.Remaining != 0 {
 		t.Errorf("Take after 20s = %+v, want one token back", d)
 	}
@@ -126,11 +115,11 @@ func TestSweepDropsIdleBuckets(t *testing.T) {
 	l, clk := mustLimiter(t, "default=2/1m")
 	l.Take("", "a", 2)
 	l.Take("", "b", 1)
-	clk.Add(30 * time.Second)
+	clk.Advance(30 * time.Second)
 	if n := l.Sweep(); n != 0 || l.Len() != 2 {
 		t.Fatalf("Sweep after 30s dropped %d, %d left; want none dropped", n, l.Len())
 	}
-	clk.Add(31 * time.Second)
+	clk.Advance(31 * time.Second)
 	if n := l.Sweep(); n != 2 || l.Len() != 0 {
 		t.Fatalf("Sweep after 61s dropped %d, %d left; want both dropped", n, l.Len())
 	}

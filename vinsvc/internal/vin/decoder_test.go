@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/vinsvc/internal/cache"
+	"github.com/gatewayapis/vinsvc/internal/clocktest"
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
@@ -59,21 +60,9 @@ func (f *fakeUpstream) DecodeBatch(ctx context.Context, vins []string) ([]vin.Ou
 	return outs, nil
 }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func mustDecoder(tb testing.TB, up vin.Upstream) (*vin.Decoder, *cache.Cache, *clock) {
+func mustDecoder(tb testing.TB, up vin.Upstream) (*vin.Decoder, *cache.Cache, *clocktest.Clock) {
 	tb.Helper()
-	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	clk := clocktest.New(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	c, err := cache.Open(filepath.Join(tb.TempDir(), "c.db"), 90*24*time.Hour, logger, clk.Now)
 	if err != nil {
@@ -321,16 +310,16 @@ func TestHitRateWindow(t *testing.T) {
 	if got := dec.HitRate(); got != 0.5 {
 		t.Fatalf("HitRate() = %v, want 0.5", got)
 	}
-	clk.Add(23 * time.Hour)
+	clk.Advance(23 * time.Hour)
 	dec.Decode(ctx, v, false) // hit
 	if got := dec.HitRate(); got < 0.66 || got > 0.67 {
 		t.Fatalf("HitRate() after 23h = %v, want 2/3", got)
 	}
-	clk.Add(90 * time.Minute) // the first two lookups leave the window
+	clk.Advance(90 * time.Minute) // the first two lookups leave the window
 	if got := dec.HitRate(); got != 1 {
 		t.Fatalf("HitRate() after 24.5h = %v, want 1 (only the last hit is in the window)", got)
 	}
-	clk.Add(25 * time.Hour)
+	clk.Advance(25 * time.Hour)
 	if got := dec.HitRate(); got != 0 {
 		t.Fatalf("HitRate() after the window emptied = %v, want 0", got)
 	}
