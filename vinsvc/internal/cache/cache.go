@@ -337,10 +337,9 @@ type Stats struct {
 // Stats returns the entry count, file size and evictions since start.
 func (c *Cache) Stats() Stats {
 	s := Stats{Entries: c.entries.Load(), Evictions: c.evictions.Load()}
-	_ = c.db.View(func(tx *bolt.Tx) error {
-		s.SizeBytes = tx.Size()
-		return nil
-	})
+	if fi, err := os.Stat(c.db.Path()); err == nil {
+		s.SizeBytes = fi.Size()
+	}
 	return s
 }
 
