@@ -2,8 +2,8 @@
 # ./...` at the root of a go.work workspace does not reach into them.
 # Run `make` (or `make help`) for the list.
 
-MODULES  := shared vinsvc
-SERVICES := vinsvc
+MODULES  := shared vinsvc patentsvc
+SERVICES := vinsvc patentsvc
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 30s
@@ -14,16 +14,20 @@ FUZZTIME ?= 30s
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_%/-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-14s %s\n", $$1, $$2}'
 
-run: ## run every service locally on embedded defaults (vinsvc on :8080)
-	@trap 'kill 0' INT TERM; \
-	$(MAKE) --no-print-directory run-vinsvc & \
-	wait
+run: ## run every service locally on embedded defaults (vinsvc on :8080, patentsvc on :8081)
+	@go build -o bin/vinsvc ./vinsvc/cmd/vinsvc && go build -o bin/patentsvc ./patentsvc/cmd/patentsvc
+	@trap 'kill $$(jobs -p) 2>/dev/null; wait' INT TERM; bin/vinsvc & bin/patentsvc & wait
 
-run-vinsvc: ## run vinsvc on :8080 with its cache in data/vincache.db
+run-vinsvc: ## run vinsvc alone on :8080 with its cache in data/vincache.db
 	go run ./vinsvc/cmd/vinsvc
+
+run-patentsvc: ## run patentsvc alone on :8081 with its SQLite database in data/patentsvc.db
+	go run ./patentsvc/cmd/patentsvc
 
 test: vet ## vet, then run every module's tests with the race detector
 	@set -e; for m in $(MODULES); do echo "== test $$m"; (cd $$m && go test -race -count=1 ./...); done
+	@echo "== databases the patentsvc store tests ran on (PostgreSQL needs TEST_DATABASE_URL)"
+	@cd patentsvc && go test -count=1 -v -run '^TestCreateUserFirstAdmin$$' ./internal/store/ | grep -E 'database:|--- (PASS|SKIP|FAIL)'
 
 vet: ## go vet every module
 	@set -e; for m in $(MODULES); do echo "== vet $$m"; (cd $$m && go vet ./...); done
@@ -46,6 +50,8 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	cd vinsvc && go test -run '^$$' -fuzz '^FuzzAppendResult$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
 	cd vinsvc && go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/vpic/
 	cd vinsvc && go test -run '^$$' -fuzz '^FuzzRecord$$' -fuzztime $(FUZZTIME) ./internal/cache/
+	cd patentsvc && go test -run '^$$' -fuzz '^FuzzParseCompanyName$$' -fuzztime $(FUZZTIME) ./internal/patent/
+	cd patentsvc && go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/auth/
 
 cover: ## test with coverage; writes coverage-<module>.out
 	@set -e; for m in $(MODULES); do (cd $$m && go test -count=1 -coverprofile=../coverage-$$m.out ./... && go tool cover -func=../coverage-$$m.out | tail -1); done

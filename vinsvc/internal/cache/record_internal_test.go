@@ -23,7 +23,7 @@ func TestRecordRoundTrip(t *testing.T) {
 			ManufacturerName: ptr("FORD MOTOR COMPANY, USA"), VehicleType: ptr("TRUCK"),
 			ErrorCode: "1,11", ErrorText: ptr("1 - Check Digit; 11 - Incorrect Model Year"),
 		},
-		{VIN: "X", EngineDisplacementCC: ptr(-0.0), EngineCylinders: ptr(math.MinInt32), ErrorCode: "日本\x00"},
+		{VIN: "X", EngineDisplacementCC: ptr(math.Copysign(0, -1)), EngineCylinders: ptr(math.MinInt32), ErrorCode: "日本\x00"},
 	} {
 		got, err := decodeRecord(encodeRecord(r), r.VIN)
 		if err != nil {

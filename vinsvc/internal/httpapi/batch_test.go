@@ -193,6 +193,11 @@ func TestBatch403And429(t *testing.T) {
 
 func TestBatch413(t *testing.T) {
 	en := newEnv(t)
+	// The limit is 64 KiB exactly: 65,536 bytes pass it (and fail as JSON),
+	// 65,537 do not.
+	pad := func(n int) string { return `{"vins": []}` + strings.Repeat(" ", n-len(`{"vins": []}`)) }
+	wantError(t, en.do(t, request{method: http.MethodPost, target: "/v1/batch", body: pad(64 << 10)}), http.StatusBadRequest, "BAD_REQUEST")
+	wantError(t, en.do(t, request{method: http.MethodPost, target: "/v1/batch", body: pad(64<<10 + 1)}), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 	big := `{"vins": ["` + strings.Repeat("A", 70<<10) + `"]}`
 	wantError(t, en.do(t, request{method: http.MethodPost, target: "/v1/batch", body: big}), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 	// Without Content-Length (chunked) the limit holds too.

@@ -23,8 +23,9 @@ import (
 	"github.com/gatewayapis/vinsvc/internal/vpic"
 )
 
-// BodyLimit is the largest request body accepted (decisions.md: 64 KiB).
-const BodyLimit = "64K"
+// BodyLimit is the largest request body accepted (decisions.md: 64 KiB;
+// Echo reads "64K" as 64,000 bytes, "64KiB" as 65,536).
+const BodyLimit = "64KiB"
 
 // Version is the interface version reported by the health endpoint.
 const Version = "1.0.0"

@@ -1,0 +1,204 @@
+package auth_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/gatewayapis/patentsvc/internal/auth"
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/store"
+	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+)
+
+var (
+	ctx    = context.Background()
+	secret = []byte("0123456789abcdef0123456789abcdef")
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func mustService(tb testing.TB) (*auth.Service, *store.Store, *clock) {
+	tb.Helper()
+	clk := &clock{t: time.Now().UTC()}
+	st := storetest.Open(tb, store.SQLite, clk.Now)
+	svc, err := auth.New(st, secret, 30*time.Minute, 168*time.Hour, 4, clk.Now)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return svc, st, clk
+}
+
+func TestRegisterLoginAuthenticate(t *testing.T) {
+	svc, _, _ := mustService(t)
+	u, err := svc.Register(ctx, "ada@example.com", "correct horse")
+	if err != nil || u.Role != patent.RoleAdmin {
+		t.Fatalf("Register = %+v, %v", u, err)
+	}
+	if string(u.PasswordHash) == "correct horse" || !strings.HasPrefix(string(u.PasswordHash), "$2") {
+		t.Fatalf("password stored as %q, want a bcrypt hash", u.PasswordHash)
+	}
+	if _, err := svc.Login(ctx, "ada@example.com", "wrong horse"); !errors.Is(err, auth.ErrBadCredentials) {
+		t.Fatalf("Login(wrong password) = %v", err)
+	}
+	if _, err := svc.Login(ctx, "bob@example.com", "correct horse"); !errors.Is(err, auth.ErrBadCredentials) {
+		t.Fatalf("Login(unknown email) = %v", err)
+	}
+	tok, err := svc.Login(ctx, "ada@example.com", "correct horse")
+	if err != nil || tok.ExpiresIn != 30*time.Minute {
+		t.Fatalf("Login = %+v, %v", tok, err)
+	}
+	got, err := svc.Authenticate(ctx, tok.Access)
+	if err != nil || got.ID != u.ID {
+		t.Fatalf("Authenticate = %+v, %v", got, err)
+	}
+	c, err := svc.Parse(tok.Access, auth.TypeAccess)
+	if err != nil || c.Subject == "" || c.ID == "" || c.Email != "ada@example.com" || c.Role != "admin" || c.IssuedAt == nil || c.ExpiresAt == nil {
+		t.Errorf("access claims = %+v, %v; want sub, jti, email, role, iat, exp", c, err)
+	}
+	if _, err := svc.Authenticate(ctx, tok.Refresh); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Errorf("refresh token accepted as access token: %v", err)
+	}
+}
+
+func TestRefreshRotation(t *testing.T) {
+	svc, _, _ := mustService(t)
+	svc.Register(ctx, "ada@example.com", "correct horse")
+	first, _ := svc.Login(ctx, "ada@example.com", "correct horse")
+	second, err := svc.Refresh(ctx, first.Refresh)
+	if err != nil || second.Refresh == first.Refresh {
+		t.Fatalf("Refresh = %+v, %v", second, err)
+	}
+	if _, err := svc.Refresh(ctx, first.Refresh); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("reused refresh token = %v, want ErrInvalidToken", err)
+	}
+	if _, err := svc.Refresh(ctx, second.Refresh); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("after a replay the newer refresh token still works: %v", err)
+	}
+	if _, err := svc.Refresh(ctx, first.Access); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Fatalf("access token accepted as refresh token: %v", err)
+	}
+}
+
+func TestDeletedUserAndExpiry(t *testing.T) {
+	svc, st, clk := mustService(t)
+	admin, _ := svc.Register(ctx, "admin@example.com", "correct horse")
+	bob, _ := svc.Register(ctx, "bob@example.com", "correct horse")
+	tok, _ := svc.Login(ctx, "bob@example.com", "correct horse")
+	if err := st.DeleteUser(ctx, admin.ID, bob.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Authenticate(ctx, tok.Access); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Errorf("deleted user's access token = %v", err)
+	}
+	if _, err := svc.Refresh(ctx, tok.Refresh); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Errorf("deleted user's refresh token = %v", err)
+	}
+	atok, _ := svc.Login(ctx, "admin@example.com", "correct horse")
+	clk.Advance(30*time.Minute + time.Second)
+	if _, err := svc.Authenticate(ctx, atok.Access); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Errorf("expired access token = %v", err)
+	}
+	if _, err := svc.Refresh(ctx, atok.Refresh); err != nil {
+		t.Errorf("refresh token within its lifetime = %v", err)
+	}
+}
+
+func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+func TestParseRejects(t *testing.T) {
+	svc, _, clk := mustService(t)
+	svc.Register(ctx, "ada@example.com", "correct horse")
+	tok, _ := svc.Login(ctx, "ada@example.com", "correct horse")
+	now := clk.Now()
+	claims := func(typ string) jwt.MapClaims {
+		return jwt.MapClaims{"sub": "1", "typ": typ, "jti": "x", "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+	}
+	sign := func(m jwt.SigningMethod, key any, c jwt.MapClaims) string {
+		s, err := jwt.NewWithClaims(m, c).SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	noExp := claims("access")
+	delete(noExp, "exp")
+	noJTI := claims("access")
+	delete(noJTI, "jti")
+	future := claims("access")
+	future["iat"] = now.Add(time.Hour).Unix()
+	parts := strings.Split(tok.Access, ".")
+	for name, token := range map[string]string{
+		"empty":            "",
+		"garbage":          "not.a.token",
+		"two parts":        parts[0] + "." + parts[1],
+		"bad signature":    parts[0] + "." + parts[1] + "." + b64("forged"),
+		"wrong secret":     sign(jwt.SigningMethodHS256, []byte("another secret of thirty-two bytes!!"), claims("access")),
+		"HS384":            sign(jwt.SigningMethodHS384, secret, claims("access")),
+		"alg none":         b64(`{"alg":"none","typ":"JWT"}`) + "." + b64(`{"sub":"1","typ":"access","jti":"x","exp":9999999999}`) + ".",
+		"wrong typ":        sign(jwt.SigningMethodHS256, secret, claims("refresh")),
+		"no typ":           sign(jwt.SigningMethodHS256, secret, claims("")),
+		"no exp":           sign(jwt.SigningMethodHS256, secret, noExp),
+		"no jti":           sign(jwt.SigningMethodHS256, secret, noJTI),
+		"issued in future": sign(jwt.SigningMethodHS256, secret, future),
+		"tampered claims":  parts[0] + "." + b64(`{"sub":"1","role":"admin","typ":"access","jti":"x","exp":9999999999}`) + "." + parts[2],
+	} {
+		if _, err := svc.Parse(token, auth.TypeAccess); !errors.Is(err, auth.ErrInvalidToken) {
+			t.Errorf("%s: Parse = %v, want ErrInvalidToken", name, err)
+		}
+	}
+	if _, err := svc.Parse(sign(jwt.SigningMethodHS256, secret, claims("access")), auth.TypeAccess); err != nil {
+		t.Errorf("well-formed token rejected: %v", err)
+	}
+}
+
+// FuzzParse: the token parser never panics, and what it accepts is an
+// HS256 access token in canonical encoding (so a signature cannot be
+// re-encoded into a second valid token).
+func FuzzParse(f *testing.F) {
+	svc, _, _ := mustService(f)
+	svc.Register(ctx, "ada@example.com", "correct horse")
+	tok, _ := svc.Login(ctx, "ada@example.com", "correct horse")
+	for _, s := range []string{tok.Access, tok.Refresh, "", ".", "..", "a.b.c", b64(`{"alg":"none"}`) + "." + b64(`{}`) + ".",
+		tok.Access + "x", strings.Replace(tok.Access, ".", "", 1)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := svc.Parse(s, auth.TypeAccess)
+		if err != nil {
+			if !errors.Is(err, auth.ErrInvalidToken) {
+				t.Fatalf("Parse(%q) error %v does not wrap ErrInvalidToken", s, err)
+			}
+			return
+		}
+		parts := strings.Split(s, ".")
+		if len(parts) != 3 || c.Type != auth.TypeAccess {
+			t.Fatalf("Parse accepted %q", s)
+		}
+		for _, p := range parts {
+			raw, err := base64.RawURLEncoding.Strict().DecodeString(p)
+			if err != nil || base64.RawURLEncoding.EncodeToString(raw) != p {
+				t.Fatalf("Parse accepted %q with a non-canonical part %q", s, p)
+			}
+		}
+		if header, _ := base64.RawURLEncoding.DecodeString(parts[0]); !strings.Contains(string(header), `"HS256"`) {
+			t.Fatalf("Parse accepted a token whose header is %s", header)
+		}
+	})
+}

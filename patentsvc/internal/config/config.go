@@ -1,0 +1,455 @@
+// Package config reads the patent service's settings from the environment.
+//
+// Every setting, its default and its meaning live in one table (settings),
+// which Load walks and which also generates docs/config/patentsvc.md.
+// Nothing but this package reads the environment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
+)
+
+// Development is the APP_ENV value that relaxes the secret rules.
+const Development = "development"
+
+// DefaultJWTSecret is the built-in JWT_SECRET, refused outside development.
+const DefaultJWTSecret = "change-me-in-production"
+
+// MinJWTSecret is the shortest JWT_SECRET accepted outside development.
+const MinJWTSecret = 32
+
+// DefaultSQLitePath is where the embedded database lives when DATABASE_URL
+// is empty.
+const DefaultSQLitePath = "data/patentsvc.db"
+
+// Config is the service's typed configuration.
+type Config struct {
+	AppEnv          string
+	Port            int
+	LogLevel        slog.Level
+	RootPath        string
+	CORSOrigins     []string
+	TrustedProxies  []netip.Prefix
+	ShutdownTimeout time.Duration
+
+	DatabaseURL     Secret // may hold a password
+	DBMaxOpenConns  int
+	DBMaxIdleConns  int
+	DBConnMaxLife   time.Duration
+	JWTSecret       Secret
+	AccessTokenTTL  time.Duration
+	RefreshTokenTTL time.Duration
+	BcryptCost      int
+
+	Model                string
+	SerpAPIKey           Secret
+	SerpAPIBaseURL       string
+	LLMAPIKey            Secret
+	LLMBaseURL           string
+	UseCache             bool
+	SerpCacheTTL         time.Duration
+	PatentLookbackDays   int
+	MaxPatentsPerCompany int
+	StorageBackend       string
+	StorageDir           string
+	S3Bucket             string
+	S3EndpointURL        string
+	PDFAllowedHosts      []string
+
+	SchedulerEnabled       bool
+	ScheduleInterval       time.Duration
+	ChangeThresholdPercent float64
+	WebhookURLs            []string
+	WebhookSecret          Secret
+}
+
+// Secret is a value that never prints.
+type Secret string
+
+// String implements fmt.Stringer without revealing the value.
+func (Secret) String() string { return "[redacted]" }
+
+// LogValue implements slog.LogValuer without revealing the value.
+func (Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// Reveal returns the secret's value.
+func (s Secret) Reveal() string { return string(s) }
+
+type setting struct {
+	name   string
+	def    string
+	doc    string
+	secret bool
+	set    func(c *Config, v string) error
+}
+
+var settings = []setting{
+	{"APP_ENV", Development, "`development` relaxes the secret rules; any other value is production-like.", false,
+		func(c *Config, v string) error { c.AppEnv = v; return nil }},
+	{"PORT", "8081", "TCP port the HTTP server listens on.", false,
+		func(c *Config, v string) error { return intIn(&c.Port, v, 1, 65535) }},
+	{"LOG_LEVEL", "INFO", "`DEBUG`, `INFO`, `WARNING`, `ERROR` or `CRITICAL` (case-insensitive).", false,
+		func(c *Config, v string) error { return logLevel(&c.LogLevel, v) }},
+	{"ROOT_PATH", "", "Path prefix of every route, e.g. `/patents` behind a gateway that does not strip it.", false,
+		func(c *Config, v string) error { return rootPath(&c.RootPath, v) }},
+	{"CORS_ORIGINS", "http://localhost:3000,http://localhost:5173", "Comma-separated origins allowed by CORS.", false,
+		func(c *Config, v string) error { return origins(&c.CORSOrigins, v) }},
+	{"TRUSTED_PROXIES", "", "Comma-separated CIDRs (or addresses) whose `X-Forwarded-For` is believed; the client is then the right-most address not inside them. Empty: the socket peer is the client.", false,
+		func(c *Config, v string) error { return prefixes(&c.TrustedProxies, v) }},
+	{"SHUTDOWN_TIMEOUT", "15s", "How long SIGTERM waits for in-flight requests.", false,
+		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
+
+	{"DATABASE_URL", "", "`postgres://...` uses PostgreSQL; empty uses the embedded SQLite file `" + DefaultSQLitePath + "` (a file path also selects SQLite).", true,
+		func(c *Config, v string) error { c.DatabaseURL = Secret(v); return nil }},
+	{"DB_MAX_OPEN_CONNS", "10", "Most open database connections.", false,
+		func(c *Config, v string) error { return intIn(&c.DBMaxOpenConns, v, 1, 1000) }},
+	{"DB_MAX_IDLE_CONNS", "5", "Most idle database connections kept.", false,
+		func(c *Config, v string) error { return intIn(&c.DBMaxIdleConns, v, 0, 1000) }},
+	{"DB_CONN_MAX_LIFETIME", "30m", "Longest a database connection is reused.", false,
+		func(c *Config, v string) error { return positiveDuration(&c.DBConnMaxLife, v) }},
+	{"JWT_SECRET", DefaultJWTSecret, "HS256 signing secret. Outside `APP_ENV=development` the built-in default or a secret shorter than 32 bytes stops start-up.", true,
+		func(c *Config, v string) error { c.JWTSecret = Secret(v); return nil }},
+	{"ACCESS_TOKEN_TTL", "30m", "Lifetime of access tokens.", false,
+		func(c *Config, v string) error { return positiveDuration(&c.AccessTokenTTL, v) }},
+	{"REFRESH_TOKEN_TTL", "168h", "Lifetime of refresh tokens.", false,
+		func(c *Config, v string) error { return positiveDuration(&c.RefreshTokenTTL, v) }},
+	{"BCRYPT_COST", "12", "bcrypt cost of stored password hashes (4 to 31).", false,
+		func(c *Config, v string) error { return intIn(&c.BcryptCost, v, bcrypt.MinCost, bcrypt.MaxCost) }},
+
+	{"MODEL", patent.DefaultModel, "Default model, one of `GET /models`.", false,
+		func(c *Config, v string) error { return model(&c.Model, v) }},
+	{"SERPAPI_API_KEY", "", "Patent search key; without it the analysis endpoints answer 503.", true,
+		func(c *Config, v string) error { c.SerpAPIKey = Secret(v); return nil }},
+	{"SERPAPI_BASE_URL", "https://serpapi.com", "Patent search API base URL (tests point it at a local fake).", false,
+		func(c *Config, v string) error { return httpURL(&c.SerpAPIBaseURL, v) }},
+	{"LLM_API_KEY", "", "LLM gateway key; without it the analysis endpoints answer 503.", true,
+		func(c *Config, v string) error { c.LLMAPIKey = Secret(v); return nil }},
+	{"LLM_BASE_URL", "https://openrouter.ai/api/v1", "OpenAI-compatible chat completions base URL (tests point it at a local fake).", false,
+		func(c *Config, v string) error { return httpURL(&c.LLMBaseURL, v) }},
+	{"USE_CACHE", "true", "`true`: use cached search results and LLM answers before calling out; `false`: always call out (and still store).", false,
+		func(c *Config, v string) error { return boolean(&c.UseCache, v) }},
+	{"SERP_CACHE_TTL_HOURS", "24", "Lifetime of cached search results, in hours (decimals allowed).", false,
+		func(c *Config, v string) error { return hours(&c.SerpCacheTTL, v) }},
+	{"PATENT_LOOKBACK_DAYS", "365", "How far back \"recent patents\" reach.", false,
+		func(c *Config, v string) error { return intIn(&c.PatentLookbackDays, v, 1, 36500) }},
+	{"MAX_PATENTS_PER_COMPANY", "10", "Patents analysed per company.", false,
+		func(c *Config, v string) error { return intIn(&c.MaxPatentsPerCompany, v, 1, 100) }},
+	{"STORAGE_BACKEND", "local", "`local` or `s3`: where downloaded PDFs are kept.", false,
+		func(c *Config, v string) error { return oneOf(&c.StorageBackend, v, "local", "s3") }},
+	{"STORAGE_DIR", "data/patents", "Directory of the `local` storage backend.", false,
+		func(c *Config, v string) error { c.StorageDir = v; return nil }},
+	{"S3_BUCKET", "", "Bucket of the `s3` storage backend (required with it).", false,
+		func(c *Config, v string) error { c.S3Bucket = v; return nil }},
+	{"S3_ENDPOINT_URL", "", "Endpoint of an S3-compatible store (empty: AWS).", false,
+		func(c *Config, v string) error { return optionalURL(&c.S3EndpointURL, v) }},
+	{"PDF_ALLOWED_HOSTS", "patentimages.storage.googleapis.com", "Comma-separated hosts PDF links may point at (port ignored); `*` allows any.", false,
+		func(c *Config, v string) error { c.PDFAllowedHosts = list(v); return nil }},
+
+	{"SCHEDULER_ENABLED", "true", "Runs the periodic re-analysis of tracked companies.", false,
+		func(c *Config, v string) error { return boolean(&c.SchedulerEnabled, v) }},
+	{"SCHEDULE_INTERVAL_HOURS", "24", "Hours between re-analyses of a tracked company (decimals allowed: 0.01 is 36 s).", false,
+		func(c *Config, v string) error { return hours(&c.ScheduleInterval, v) }},
+	{"CHANGE_THRESHOLD_PERCENT", "20", "Smallest patent-count change, in percent, that raises an alert (decimals allowed).", false,
+		func(c *Config, v string) error { return percent(&c.ChangeThresholdPercent, v) }},
+	{"WEBHOOK_URLS", "", "Comma-separated webhook targets (Slack incoming webhooks get Slack messages). Treated as secret: webhook URLs often carry their token.", true,
+		func(c *Config, v string) error { return urls(&c.WebhookURLs, v) }},
+	{"WEBHOOK_SECRET", "", "When set, generic webhooks carry Standard Webhooks signatures.", true,
+		func(c *Config, v string) error { c.WebhookSecret = Secret(v); return nil }},
+}
+
+// Load reads the configuration through getenv. It reports every bad value
+// at once, each naming its variable.
+func Load(getenv func(string) string) (Config, error) {
+	var c Config
+	var errs []error
+	for _, s := range settings {
+		v := strings.TrimSpace(getenv(s.name))
+		if v == "" {
+			v = s.def
+		}
+		if err := s.set(&c, v); err != nil {
+			shown := strconv.Quote(v)
+			if s.secret {
+				shown = "[redacted]"
+			}
+			errs = append(errs, fmt.Errorf("%s: invalid value %s: %w", s.name, shown, err))
+		}
+	}
+	if c.AppEnv != Development {
+		switch secret := c.JWTSecret.Reveal(); {
+		case secret == DefaultJWTSecret:
+			errs = append(errs, fmt.Errorf("JWT_SECRET: the built-in default is refused when APP_ENV is %q; set a random secret of at least %d bytes", c.AppEnv, MinJWTSecret))
+		case len(secret) < MinJWTSecret:
+			errs = append(errs, fmt.Errorf("JWT_SECRET: %d bytes is too short when APP_ENV is %q; use at least %d", len(secret), c.AppEnv, MinJWTSecret))
+		}
+	}
+	if c.StorageBackend == "s3" && c.S3Bucket == "" {
+		errs = append(errs, errors.New("S3_BUCKET: required when STORAGE_BACKEND is s3"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return c, nil
+}
+
+// DatabaseDSN is the DSN to open: DATABASE_URL, or the SQLite default.
+func (c Config) DatabaseDSN() string {
+	if c.DatabaseURL == "" {
+		return DefaultSQLitePath
+	}
+	return c.DatabaseURL.Reveal()
+}
+
+// AnalyzerMissing names the settings the analyzer needs and lacks.
+func (c Config) AnalyzerMissing() []string {
+	var missing []string
+	if c.SerpAPIKey == "" {
+		missing = append(missing, "SERPAPI_API_KEY")
+	}
+	if c.LLMAPIKey == "" {
+		missing = append(missing, "LLM_API_KEY")
+	}
+	return missing
+}
+
+// LogValue lists the effective settings, secrets redacted.
+func (c Config) LogValue() slog.Value {
+	db := "sqlite:" + DefaultSQLitePath
+	if c.DatabaseURL != "" {
+		db = redactURL(c.DatabaseURL.Reveal())
+	}
+	return slog.GroupValue(
+		slog.String("app_env", c.AppEnv),
+		slog.Int("port", c.Port),
+		slog.String("log_level", c.LogLevel.String()),
+		slog.String("root_path", c.RootPath),
+		slog.Any("cors_origins", c.CORSOrigins),
+		slog.Any("trusted_proxies", c.TrustedProxies),
+		slog.String("database", db),
+		slog.Any("jwt_secret", c.JWTSecret),
+		slog.String("model", c.Model),
+		slog.Bool("serpapi_api_key_set", c.SerpAPIKey != ""),
+		slog.Bool("llm_api_key_set", c.LLMAPIKey != ""),
+		slog.Bool("use_cache", c.UseCache),
+		slog.String("storage_backend", c.StorageBackend),
+		slog.Bool("scheduler_enabled", c.SchedulerEnabled),
+		slog.String("schedule_interval", c.ScheduleInterval.String()),
+		slog.Int("webhook_urls", len(c.WebhookURLs)),
+	)
+}
+
+// redactURL hides a URL's password.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "[unparsable]"
+	}
+	return u.Redacted()
+}
+
+// Markdown renders the settings table for docs/config/patentsvc.md.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("# patentsvc configuration\n\n")
+	b.WriteString("Generated from `patentsvc/internal/config`; run `go test ./internal/config -update` in `patentsvc/` after changing a setting.\n")
+	b.WriteString("Every setting is an environment variable; an empty value means the default. A bad value stops start-up with a message naming the variable.\n\n")
+	b.WriteString("| Variable | Default | Meaning |\n|---|---|---|\n")
+	for _, s := range settings {
+		def := "`" + s.def + "`"
+		if s.def == "" {
+			def = "empty"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s.name, def, s.doc)
+	}
+	return b.String()
+}
+
+func logLevel(dst *slog.Level, v string) error {
+	switch strings.ToUpper(v) {
+	case "DEBUG":
+		*dst = slog.LevelDebug
+	case "INFO":
+		*dst = slog.LevelInfo
+	case "WARNING", "WARN":
+		*dst = slog.LevelWarn
+	case "ERROR":
+		*dst = slog.LevelError
+	case "CRITICAL":
+		*dst = slog.LevelError + 4
+	default:
+		return errors.New("must be DEBUG, INFO, WARNING, ERROR or CRITICAL")
+	}
+	return nil
+}
+
+func rootPath(dst *string, v string) error {
+	v = strings.TrimRight(v, "/")
+	if v != "" && (!strings.HasPrefix(v, "/") || strings.ContainsAny(v, " ?#")) {
+		return errors.New("must be empty or a path such as /patents")
+	}
+	*dst = v
+	return nil
+}
+
+func list(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func origins(dst *[]string, v string) error {
+	out := list(v)
+	if len(out) == 0 {
+		return errors.New("must name at least one origin (\"*\" allows any)")
+	}
+	for _, o := range out {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {
+			return fmt.Errorf("%q is not an origin such as https://app.example.com", o)
+		}
+	}
+	*dst = out
+	return nil
+}
+
+func prefixes(dst *[]netip.Prefix, v string) error {
+	var out []netip.Prefix
+	for _, p := range list(v) {
+		if !strings.Contains(p, "/") {
+			a, err := netip.ParseAddr(p)
+			if err != nil {
+				return fmt.Errorf("%q is not a CIDR or address", p)
+			}
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+			continue
+		}
+		pf, err := netip.ParsePrefix(p)
+		if err != nil {
+			return fmt.Errorf("%q is not a CIDR or address", p)
+		}
+		out = append(out, pf.Masked())
+	}
+	*dst = out
+	return nil
+}
+
+func model(dst *string, v string) error {
+	if _, err := patent.ResolveModel(v, ""); err != nil {
+		return fmt.Errorf("must be one of %s", strings.Join(patent.ModelIDs(), ", "))
+	}
+	*dst = v
+	return nil
+}
+
+func boolean(dst *bool, v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return errors.New("must be true or false")
+	}
+	*dst = b
+	return nil
+}
+
+func hours(dst *time.Duration, v string) error {
+	h, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(h) || math.IsInf(h, 0) || h <= 0 || h > 24*3650 {
+		return errors.New("must be a positive number of hours (decimals allowed)")
+	}
+	d := time.Duration(h * float64(time.Hour))
+	if d < time.Second {
+		return errors.New("must be at least one second")
+	}
+	*dst = d
+	return nil
+}
+
+func percent(dst *float64, v string) error {
+	p, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(p) || math.IsInf(p, 0) || p < 0 {
+		return errors.New("must be a number of percent, 0 or more")
+	}
+	*dst = p
+	return nil
+}
+
+func oneOf(dst *string, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			*dst = v
+			return nil
+		}
+	}
+	return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
+}
+
+func urls(dst *[]string, v string) error {
+	out := list(v)
+	for i, u := range out {
+		var s string
+		if err := httpURL(&s, u); err != nil {
+			return fmt.Errorf("entry %d: %w", i+1, err)
+		}
+	}
+	*dst = out
+	return nil
+}
+
+func optionalURL(dst *string, v string) error {
+	if v == "" {
+		*dst = ""
+		return nil
+	}
+	return httpURL(dst, v)
+}
+
+func positiveDuration(dst *time.Duration, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return errors.New("not a duration such as 90s, 30m or 168h")
+	}
+	if d <= 0 {
+		return errors.New("must be positive")
+	}
+	*dst = d
+	return nil
+}
+
+func intIn(dst *int, v string, lo, hi int) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return errors.New("not a whole number")
+	}
+	if n < lo || n > hi {
+		return fmt.Errorf("must be between %d and %d", lo, hi)
+	}
+	*dst = n
+	return nil
+}
+
+func httpURL(dst *string, v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("must be an absolute http or https URL")
+	}
+	*dst = strings.TrimRight(v, "/")
+	return nil
+}

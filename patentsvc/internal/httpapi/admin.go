@@ -1,0 +1,196 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/ratelimit"
+	"github.com/gatewayapis/shared/httperr"
+)
+
+// Paging limits of the alert list.
+const (
+	alertLimitDefault = 50
+	alertLimitMax     = 200
+)
+
+func isConflict(err error) bool { return errors.Is(err, patent.ErrConflict) }
+
+// companyParam reads and validates the company_name path parameter (422 on
+// a bad name). Echo routes on the decoded path, except when the URL needed
+// a non-default escaping (then it routes on the raw path and the parameter
+// is still escaped): decode exactly once.
+func companyParam(c echo.Context) (patent.CompanyName, error) {
+	raw := c.Param("company_name")
+	if c.Request().URL.RawPath != "" {
+		var err error
+		if raw, err = url.PathUnescape(raw); err != nil {
+			return "", invalid("company_name", patent.Invalidf("company name is not a valid path segment"))
+		}
+	}
+	name, err := patent.ParseCompanyName(raw)
+	if err != nil {
+		return "", invalid("company_name", err)
+	}
+	return name, nil
+}
+
+func handleListTracked(st Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		list, err := st.ListTracked(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, mapSlice(list, fromTracked))
+	}
+}
+
+type trackRequest struct {
+	CompanyName *string `json:"company_name"`
+}
+
+func handleCreateTracked(st Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var req trackRequest
+		if err := decodeJSON(c, &req); err != nil {
+			return err
+		}
+		if req.CompanyName == nil {
+			return invalid("company_name", patent.Invalidf("company_name is required"))
+		}
+		name, err := patent.ParseCompanyName(*req.CompanyName)
+		if err != nil {
+			return invalid("company_name", err)
+		}
+		t, err := st.CreateTracked(c.Request().Context(), name)
+		if isConflict(err) {
+			return httperr.Wrap(err, http.StatusConflict, fmt.Sprintf("Company %s is already tracked", name))
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, fromTracked(t))
+	}
+}
+
+func handleDeleteTracked(st Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		name, err := companyParam(c)
+		if err != nil {
+			return err
+		}
+		err = st.DeleteTracked(c.Request().Context(), name)
+		if errors.Is(err, patent.ErrNotFound) {
+			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("Company %s is not tracked", name))
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, messageJSON{Message: fmt.Sprintf("Stopped tracking %s", name)})
+	}
+}
+
+func handleListAlerts(st Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		limit := int64(alertLimitDefault)
+		if v := c.QueryParam("limit"); v != "" {
+			var err error
+			if limit, err = intParam("limit", v, 1, alertLimitMax); err != nil {
+				return err
+			}
+		}
+		alerts, err := st.ListAlerts(c.Request().Context(), int(limit))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, mapSlice(alerts, fromAlert))
+	}
+}
+
+type rateLimitJSON struct {
+	Endpoint         string `json:"endpoint"`
+	Limit            string `json:"limit"`
+	TotalRequests    int64  `json:"total_requests"`
+	RejectedRequests int64  `json:"rejected_requests"`
+}
+
+func handleRateLimits(limits Limits) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var out []rateLimitJSON
+		for _, w := range []*ratelimit.Window{limits.Register, limits.Login} {
+			s := w.Stats()
+			out = append(out, rateLimitJSON{Endpoint: s.Endpoint, Limit: s.Limit, TotalRequests: s.TotalRequests, RejectedRequests: s.RejectedRequests})
+		}
+		return c.JSON(http.StatusOK, struct {
+			RateLimits []rateLimitJSON `json:"rate_limits"`
+		}{out})
+	}
+}
+
+func handleListUsers(st Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		users, err := st.ListUsers(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, mapSlice(users, fromUser))
+	}
+}
+
+type roleRequest struct {
+	Role *string `json:"role"`
+}
+
+func userIDParam(c echo.Context) (int64, error) {
+	return intParam("user_id", c.Param("user_id"), 1, 1<<62)
+}
+
+func handleSetRole(st Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := userIDParam(c)
+		if err != nil {
+			return err
+		}
+		var req roleRequest
+		if err := decodeJSON(c, &req); err != nil {
+			return err
+		}
+		if req.Role == nil {
+			return invalid("role", patent.Invalidf("role is required"))
+		}
+		role, err := patent.ParseRole(*req.Role)
+		if err != nil {
+			return invalid("role", err)
+		}
+		u, err := st.SetRole(c.Request().Context(), id, role)
+		if errors.Is(err, patent.ErrNotFound) {
+			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("User %d not found", id))
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, fromUser(u))
+	}
+}
+
+func handleDeleteUser(st Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := userIDParam(c)
+		if err != nil {
+			return err
+		}
+		err = st.DeleteUser(c.Request().Context(), currentUser(c).ID, id)
+		if errors.Is(err, patent.ErrNotFound) {
+			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("User %d not found", id))
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, messageJSON{Message: fmt.Sprintf("User %d deleted", id)})
+	}
+}

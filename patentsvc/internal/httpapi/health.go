@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+type healthJSON struct {
+	Status        string `json:"status"`
+	Version       string `json:"version"`
+	UptimeSeconds int64  `json:"uptime_seconds"`
+	Database      string `json:"database"`
+	Analyzer      string `json:"analyzer"`
+	Scheduler     string `json:"scheduler"`
+}
+
+// handleHealth serves GET /health (no token): 200 "ok", or 503 "degraded"
+// when the database does not answer.
+func handleHealth(st Store, opts Options, started time.Time, now func() time.Time) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+		defer cancel()
+		body := healthJSON{Status: "ok", Version: Version, UptimeSeconds: int64(now().Sub(started).Seconds()),
+			Database: "ok", Analyzer: "ready", Scheduler: opts.Scheduler()}
+		if len(opts.AnalyzerMissing) > 0 {
+			body.Analyzer = "not_configured"
+		}
+		status := http.StatusOK
+		if err := st.Ping(ctx); err != nil {
+			body.Status, body.Database, status = "degraded", "error", http.StatusServiceUnavailable
+		}
+		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+		return c.JSON(status, body)
+	}
+}
+
+// handleLivez answers 200 while the process serves.
+func handleLivez() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	}
+}
+
+// handleReadyz answers 200 when the database answers, 503 otherwise. It
+// never depends on the search API or the LLM gateway.
+func handleReadyz(st Store, logger *slog.Logger) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
+		defer cancel()
+		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+		if err := st.Ping(ctx); err != nil {
+			logger.WarnContext(ctx, "not ready", "err", err.Error())
+			return c.JSON(http.StatusServiceUnavailable, errorBody{Detail: "database unavailable"})
+		}
+		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+	}
+}

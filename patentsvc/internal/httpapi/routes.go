@@ -1,0 +1,46 @@
+package httpapi
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatewayapis/shared/observe"
+)
+
+// rateLimitedRoutes count every request before anything else answers, so
+// the global body limit leaves them to their own (see NewServer).
+var rateLimitedRoutes = map[string]bool{"/auth/register": true, "/auth/login": true}
+
+// addRoutes is the whole HTTP surface of the service, under ROOT_PATH.
+func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st Store, limits Limits,
+	reg *prometheus.Registry, started time.Time, now func() time.Time) {
+	user := requireUser(authn)
+	admin := requireAdmin()
+	bodyLimit := middleware.BodyLimit(BodyLimit)
+	g := e.Group(opts.RootPath)
+
+	g.POST("/auth/register", handleRegister(authn), rateLimit(limits.Register), bodyLimit)
+	g.POST("/auth/login", handleLogin(authn), rateLimit(limits.Login), bodyLimit)
+	g.POST("/auth/refresh", handleRefresh(authn))
+	g.GET("/auth/me", handleMe(), user)
+
+	g.GET("/models", handleModels(opts.DefaultModel))
+
+	g.GET("/admin/tracked", handleListTracked(st), user, admin)
+	g.POST("/admin/tracked", handleCreateTracked(st), user, admin)
+	g.DELETE("/admin/tracked/:company_name", handleDeleteTracked(st), user, admin)
+	g.GET("/admin/alerts", handleListAlerts(st), user, admin)
+	g.GET("/admin/rate-limits", handleRateLimits(limits), user, admin)
+	g.GET("/admin/users", handleListUsers(st), user, admin)
+	g.PATCH("/admin/users/:user_id/role", handleSetRole(st), user, admin)
+	g.DELETE("/admin/users/:user_id", handleDeleteUser(st), user, admin)
+
+	g.GET("/health", handleHealth(st, opts, started, now))
+	g.GET("/livez", handleLivez())
+	g.GET("/readyz", handleReadyz(st, logger))
+	g.GET("/metrics", echo.WrapHandler(observe.Handler(reg)))
+}

@@ -1,0 +1,136 @@
+// Package httpapi is the patent service's HTTP surface: routes, handlers,
+// request parsing, the error table and the wire format.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatewayapis/patentsvc/internal/auth"
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/ratelimit"
+	"github.com/gatewayapis/shared/httperr"
+	"github.com/gatewayapis/shared/observe"
+	"github.com/gatewayapis/shared/requestid"
+)
+
+// BodyLimit is the largest request body accepted (decisions.md: 1 MiB;
+// Echo reads "1M" as 10^6 bytes, "1MiB" as 2^20).
+const BodyLimit = "1MiB"
+
+// Version is the service version reported by the health endpoint.
+const Version = "1.0.0"
+
+// Auth registers users and checks tokens; *auth.Service implements it.
+type Auth interface {
+	Register(ctx context.Context, email, password string) (patent.User, error)
+	Login(ctx context.Context, email, password string) (auth.Tokens, error)
+	Refresh(ctx context.Context, refreshToken string) (auth.Tokens, error)
+	Authenticate(ctx context.Context, accessToken string) (patent.User, error)
+}
+
+// Store is what the API reads and writes directly; *store.Store implements
+// it.
+type Store interface {
+	Ping(ctx context.Context) error
+	ListUsers(ctx context.Context) ([]patent.User, error)
+	SetRole(ctx context.Context, id int64, role patent.Role) (patent.User, error)
+	DeleteUser(ctx context.Context, actor, id int64) error
+	ListTracked(ctx context.Context) ([]patent.TrackedCompany, error)
+	CreateTracked(ctx context.Context, name patent.CompanyName) (patent.TrackedCompany, error)
+	DeleteTracked(ctx context.Context, name patent.CompanyName) error
+	ListAlerts(ctx context.Context, limit int) ([]patent.Alert, error)
+}
+
+// Options are the settings the HTTP layer needs.
+type Options struct {
+	RootPath       string
+	CORSOrigins    []string
+	TrustedProxies []netip.Prefix
+	DefaultModel   string
+	// AnalyzerMissing names the settings the analyzer lacks; empty when it
+	// is ready.
+	AnalyzerMissing []string
+	// Scheduler reports "running", "standby" or "disabled".
+	Scheduler func() string
+}
+
+// Limits are the rate-limited endpoints' windows.
+type Limits struct {
+	Register *ratelimit.Window
+	Login    *ratelimit.Window
+}
+
+// NewServer builds the service's router with its middleware and routes.
+func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, limits Limits,
+	reg *prometheus.Registry, started time.Time, now func() time.Time) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Logger.SetOutput(io.Discard) // everything Echo reports reaches slog through the error handler
+	e.JSONSerializer = jsonSerializer{}
+	e.IPExtractor = ipExtractor(opts.TrustedProxies)
+	e.HTTPErrorHandler = httperr.NewHandler(logger, classify, render)
+
+	e.Use(requestid.Middleware(logger))
+	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
+	e.Use(observe.Recover(logger))
+	// The rate-limited routes apply the body limit themselves, after the
+	// limiter has counted the request (every request counts: decisions.md).
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
+		Limit:   BodyLimit,
+		Skipper: func(c echo.Context) bool { return rateLimitedRoutes[strings.TrimPrefix(c.Path(), opts.RootPath)] },
+	}))
+	if len(opts.CORSOrigins) > 0 { // an empty list would make Echo allow every origin
+		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
+			AllowOrigins:  opts.CORSOrigins,
+			AllowMethods:  []string{"GET", "POST", "PATCH", "DELETE", "OPTIONS"},
+			AllowHeaders:  []string{echo.HeaderAuthorization, echo.HeaderContentType, echo.HeaderXRequestID},
+			ExposeHeaders: []string{echo.HeaderXRequestID, echo.HeaderRetryAfter, echo.HeaderContentDisposition},
+			MaxAge:        600,
+		}))
+	}
+
+	addRoutes(e, logger, opts, authn, st, limits, reg, started, now)
+	return e
+}
+
+// ipExtractor believes X-Forwarded-For only from trusted proxies: the
+// client is the right-most address not inside them. With none configured,
+// the socket peer is the client.
+func ipExtractor(trusted []netip.Prefix) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		_, n, err := net.ParseCIDR(p.String())
+		if err == nil {
+			opts = append(opts, echo.TrustIPRange(n))
+		}
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// jsonSerializer is Echo's serializer without HTML escaping.
+type jsonSerializer struct{}
+
+func (jsonSerializer) Serialize(c echo.Context, i any, indent string) error {
+	enc := json.NewEncoder(c.Response())
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	return enc.Encode(i)
+}
+
+func (jsonSerializer) Deserialize(c echo.Context, i any) error { return decodeJSON(c, i) }

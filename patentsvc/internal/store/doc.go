@@ -1,0 +1,19 @@
+// Package store keeps the patent service's data in PostgreSQL (production)
+// or an embedded SQLite file (development and the quick start), through
+// GORM.
+//
+// # Caveats
+//
+//   - The schema comes from the versioned SQL files in migrations/, one per
+//     dialect, applied in order at Open and recorded in schema_migrations.
+//     On PostgreSQL the runner holds an advisory lock on one connection, so
+//     replicas starting together apply each migration once.
+//   - Timestamps are stored in UTC with microsecond precision (PostgreSQL's),
+//     so a value read back equals the value written, which keyset cursors
+//     rely on.
+//   - SQLite runs with WAL, foreign keys on, and IMMEDIATE transactions, so
+//     writers queue instead of failing with "database is locked".
+//   - Every method takes the context of the request or job it serves;
+//     driver errors become the patent package's sentinels here (duplicate
+//     key: patent.ErrConflict; no row: patent.ErrNotFound).
+package store

@@ -1,0 +1,318 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	gormlogger "gorm.io/gorm/logger"
+)
+
+// Dialects.
+const (
+	Postgres = "postgres"
+	SQLite   = "sqlite"
+)
+
+// Pool sets the connection pool.
+type Pool struct {
+	MaxOpen     int
+	MaxIdle     int
+	MaxLifetime time.Duration
+}
+
+// Store is the service's database. It is safe for concurrent use.
+type Store struct {
+	db      *gorm.DB
+	dialect string
+	now     func() time.Time
+}
+
+// IsPostgres reports whether dsn names a PostgreSQL database.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Open connects to dsn (a postgres:// URL, or an SQLite file path whose
+// directory is created if missing), applies pending migrations and returns
+// the store. now is the clock for the timestamps the store writes.
+func Open(ctx context.Context, dsn string, pool Pool, logger *slog.Logger, now func() time.Time) (*Store, error) {
+	cfg := &gorm.Config{
+		Logger:                                   newGormLogger(logger),
+		TranslateError:                           true,
+		NowFunc:                                  func() time.Time { return utc(now()) },
+		DisableForeignKeyConstraintWhenMigrating: true,
+	}
+	var (
+		dialector gorm.Dialector
+		dialect   string
+	)
+	if IsPostgres(dsn) {
+		dialector, dialect = postgres.Open(dsn), Postgres
+	} else {
+		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			return nil, fmt.Errorf("store: create directory: %w", err)
+		}
+		dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
+			"&_pragma=synchronous(NORMAL)&_txlock=immediate&_time_format=sqlite"
+		dialector, dialect = sqlite.Open(dsn), SQLite
+	}
+	db, err := gorm.Open(dialector, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s database: %w", dialect, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	sqlDB.SetMaxOpenConns(pool.MaxOpen)
+	sqlDB.SetMaxIdleConns(pool.MaxIdle)
+	sqlDB.SetConnMaxLifetime(pool.MaxLifetime)
+
+	s := &Store{db: db, dialect: dialect, now: now}
+	if err := s.Ping(ctx); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	if err := s.migrate(ctx, logger); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dialect returns Postgres or SQLite.
+func (s *Store) Dialect() string { return s.dialect }
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction.
+func (s *Store) inTx(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return s.db.WithContext(ctx).Transaction(fn)
+}
+
+// lockKey serialises a kind of change across transactions: a PostgreSQL
+// transaction-scoped advisory lock. SQLite needs none: its IMMEDIATE
+// transactions already run one writer at a time.
+func (s *Store) lockKey(tx *gorm.DB, key int64) error {
+	if s.dialect != Postgres {
+		return nil
+	}
+	return tx.Exec("SELECT pg_advisory_xact_lock(?)", key).Error
+}
+
+// Advisory lock keys (arbitrary, fixed, distinct).
+const (
+	lockMigrations int64 = 0x7061_7465_6e74_0001
+	lockAdmins     int64 = 0x7061_7465_6e74_0002
+)
+
+// utc normalises a time as the store keeps it.
+func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns this dialect's migrations in version order. Files are
+// named NNNN_name.<dialect>.sql.
+func (s *Store) migrations() ([]migration, error) {
+	entries, err := migrationFiles.ReadDir("migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		base, ok := strings.CutSuffix(e.Name(), "."+s.dialect+".sql")
+		if !ok {
+			continue
+		}
+		num, name, _ := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("migration file %s: bad version", e.Name())
+		}
+		b, err := migrationFiles.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// migrate applies the migrations not yet recorded, each in its own
+// transaction, on one connection that holds the migration lock.
+func (s *Store) migrate(ctx context.Context, logger *slog.Logger) error {
+	ms, err := s.migrations()
+	if err != nil {
+		return fmt.Errorf("store: read migrations: %w", err)
+	}
+	err = s.db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
+		if s.dialect == Postgres {
+			if err := conn.Exec("SELECT pg_advisory_lock(?)", lockMigrations).Error; err != nil {
+				return err
+			}
+			defer conn.Exec("SELECT pg_advisory_unlock(?)", lockMigrations)
+		}
+		if err := conn.Exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    INTEGER PRIMARY KEY,
+			name       TEXT NOT NULL,
+			applied_at TEXT NOT NULL)`).Error; err != nil {
+			return err
+		}
+		for _, m := range ms {
+			applied := false
+			err := conn.Transaction(func(tx *gorm.DB) error {
+				// Checked inside the migration's own transaction: SQLite
+				// serialises these transactions, PostgreSQL also holds the
+				// advisory lock, so a migration is never applied twice.
+				var n int64
+				if err := tx.Raw("SELECT COUNT(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n).Error; err != nil {
+					return err
+				}
+				if n > 0 {
+					return nil
+				}
+				for _, stmt := range splitStatements(m.sql) {
+					if err := tx.Exec(stmt).Error; err != nil {
+						return fmt.Errorf("%.80q: %w", stmt, err)
+					}
+				}
+				applied = true
+				return tx.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+					m.version, m.name, utc(s.now()).Format(time.RFC3339Nano)).Error
+			})
+			if err != nil {
+				return fmt.Errorf("migration %04d_%s: %w", m.version, m.name, err)
+			}
+			if !applied {
+				continue
+			}
+			logger.Info("database migrated", "version", m.version, "name", m.name, "dialect", s.dialect)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	return nil
+}
+
+// splitStatements splits a migration file at semicolons that end a line;
+// comments are dropped. Migration files keep one statement per such
+// semicolon and no semicolons inside statements.
+func splitStatements(sql string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(sql, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+		if strings.HasSuffix(trimmed, ";") {
+			out = append(out, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		}
+	}
+	if rest := strings.TrimSpace(cur.String()); rest != "" {
+		out = append(out, rest)
+	}
+	return out
+}
+
+// translate maps driver errors to the patent package's sentinels.
+func translate(err error, notFound, conflict error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return notFound
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		return conflict
+	}
+	return err
+}
+
+// gormLogger routes GORM's logs into slog: failed statements at ERROR
+// (except "record not found", which callers handle), slow ones at WARN,
+// all at DEBUG. Statements are logged with placeholders, never values, so
+// password hashes and tokens stay out of the logs.
+type gormLogger struct {
+	logger *slog.Logger
+	slow   time.Duration
+}
+
+func newGormLogger(l *slog.Logger) gormlogger.Interface {
+	return gormLogger{logger: l, slow: 200 * time.Millisecond}
+}
+
+func (g gormLogger) LogMode(gormlogger.LogLevel) gormlogger.Interface { return g }
+func (g gormLogger) Info(ctx context.Context, msg string, args ...any) {
+	g.logger.InfoContext(ctx, "gorm: "+fmt.Sprintf(msg, args...))
+}
+func (g gormLogger) Warn(ctx context.Context, msg string, args ...any) {
+	g.logger.WarnContext(ctx, "gorm: "+fmt.Sprintf(msg, args...))
+}
+func (g gormLogger) Error(ctx context.Context, msg string, args ...any) {
+	g.logger.ErrorContext(ctx, "gorm: "+fmt.Sprintf(msg, args...))
+}
+
+// ParamsFilter keeps statement values out of the SQL GORM hands to Trace.
+func (g gormLogger) ParamsFilter(_ context.Context, sql string, _ ...any) (string, []any) {
+	return sql, nil
+}
+
+func (g gormLogger) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
+	elapsed := time.Since(begin)
+	switch {
+	case err != nil && !errors.Is(err, gorm.ErrRecordNotFound) && !errors.Is(err, gorm.ErrDuplicatedKey):
+		sql, rows := fc()
+		g.logger.ErrorContext(ctx, "database statement failed", "sql", sql, "rows", rows, "ms", elapsed.Milliseconds(), "err", err.Error())
+	case elapsed > g.slow:
+		sql, rows := fc()
+		g.logger.WarnContext(ctx, "slow database statement", "sql", sql, "rows", rows, "ms", elapsed.Milliseconds())
+	case g.logger.Enabled(ctx, slog.LevelDebug):
+		sql, rows := fc()
+		g.logger.DebugContext(ctx, "database statement", "sql", sql, "rows", rows, "ms", elapsed.Milliseconds())
+	}
+}
