@@ -2,12 +2,15 @@
 //
 // Usage:
 //
-//	patentsvc            serve, configured by environment variables (docs/config/patentsvc.md)
-//	patentsvc version    print the version
+//	patentsvc                  serve, configured by environment variables (docs/config/patentsvc.md)
+//	patentsvc extract FILE.pdf print the sections found in a patent PDF as JSON
+//	patentsvc version          print the version
 package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,10 +22,18 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/auth"
 	"github.com/gatewayapis/patentsvc/internal/config"
 	"github.com/gatewayapis/patentsvc/internal/httpapi"
+	"github.com/gatewayapis/patentsvc/internal/jobs"
+	"github.com/gatewayapis/patentsvc/internal/llm"
+	"github.com/gatewayapis/patentsvc/internal/pdf"
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
+	"github.com/gatewayapis/patentsvc/internal/serpapi"
+	"github.com/gatewayapis/patentsvc/internal/storage"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/shared/graceful"
 	"github.com/gatewayapis/shared/observe"
@@ -47,8 +58,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		case "version":
 			fmt.Fprintln(stdout, version)
 			return nil
+		case "extract":
+			if len(args) != 3 {
+				return errors.New("usage: patentsvc extract FILE.pdf")
+			}
+			return extract(ctx, args[2], stdout)
 		default:
-			return fmt.Errorf("unknown command %q (usage: patentsvc [version])", args[1])
+			return fmt.Errorf("unknown command %q (usage: patentsvc [version | extract FILE.pdf])", args[1])
 		}
 	}
 
@@ -85,6 +101,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	var blobs storage.Store
+	if cfg.StorageBackend == "s3" {
+		blobs, err = storage.NewS3(ctx, cfg.S3Bucket, cfg.S3EndpointURL)
+	} else {
+		blobs, err = storage.NewLocal(cfg.StorageDir)
+	}
+	if err != nil {
+		return fmt.Errorf("pdf storage: %w", err)
+	}
+	analyzer := analysis.New(analysis.Config{
+		UseCache:     cfg.UseCache,
+		SearchTTL:    cfg.SerpCacheTTL,
+		Lookback:     time.Duration(cfg.PatentLookbackDays) * 24 * time.Hour,
+		MaxPatents:   cfg.MaxPatentsPerCompany,
+		DefaultModel: cfg.Model,
+		PromptBudget: cfg.PromptMaxChars,
+		PDFWorkers:   cfg.PDFWorkers,
+		MaxTokens:    cfg.LLMMaxTokens,
+	},
+		serpapi.NewClient(cfg.SerpAPIBaseURL, cfg.SerpAPIKey.Reveal(), cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
+		llm.NewClient(cfg.LLMBaseURL, cfg.LLMAPIKey.Reveal(), cfg.LLMTimeout, cfg.UpstreamRetries, logger),
+		storage.NewDownloader(cfg.PDFAllowedHosts, cfg.PDFMaxBytes, cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
+		blobs, st, logger, time.Now)
+	runner := jobs.NewRunner(st, analyzer, processID(), cfg.JobsMaxConcurrent, nil, logger)
 	limits := httpapi.Limits{
 		Register: ratelimit.New("/auth/register", "5/minute", 5, time.Minute, time.Now),
 		Login:    ratelimit.New("/auth/login", "10/minute", 10, time.Minute, time.Now),
@@ -101,7 +141,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		// The scheduler joins with the tracking issue; until then it does
 		// not run, whatever SCHEDULER_ENABLED says.
 		Scheduler: func() string { return "disabled" },
-	}, authn, st, limits, reg, time.Now(), time.Now)
+	}, authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
@@ -114,9 +154,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	var workers sync.WaitGroup
 	workers.Go(func() { ratelimit.RunJanitor(bg, time.Minute, limits.Register, limits.Login) })
 	workers.Go(func() { pruneRefreshTokens(bg, st, logger) })
+	workers.Go(func() { runner.Run(bg) })
 
-	// Serve until SIGTERM/SIGINT, then shut down in reverse order.
+	// Serve until SIGTERM/SIGINT, then shut down in reverse order: the HTTP
+	// server drains, the jobs finish the companies they are on (both
+	// within SHUTDOWN_TIMEOUT), the background loops stop, the database
+	// closes.
 	serveErr := graceful.Serve(ctx, srv, ln, cfg.ShutdownTimeout, logger)
+	jctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := runner.Shutdown(jctx); err != nil {
+		logger.Warn("jobs still running at the shutdown deadline were cut short", "err", err.Error())
+	}
 	stopBG()
 	workers.Wait()
 	if serveErr != nil {
@@ -124,6 +173,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	logger.Info("patentsvc stopped")
 	return nil
+}
+
+// processID names this process in job leases: host, pid and a random
+// suffix (a restarted container may reuse both).
+func processID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
+}
+
+// extract prints the sections of a patent PDF as JSON.
+func extract(ctx context.Context, path string, stdout io.Writer) error {
+	s, err := pdf.ExtractFile(ctx, path)
+	if err != nil {
+		return fmt.Errorf("extract %s: %w", path, err)
+	}
+	type claim struct {
+		Number      int    `json:"number"`
+		Independent bool   `json:"independent"`
+		Text        string `json:"text"`
+	}
+	out := struct {
+		Pages       int     `json:"pages"`
+		Abstract    string  `json:"abstract"`
+		Claims      []claim `json:"claims"`
+		Summary     string  `json:"summary"`
+		Description string  `json:"description"`
+	}{Pages: s.Pages, Abstract: s.Abstract, Summary: s.Summary, Description: s.Description, Claims: []claim{}}
+	for _, c := range s.Claims {
+		out.Claims = append(out.Claims, claim{Number: c.Number, Independent: c.Independent, Text: c.Text})
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 // pruneRefreshTokens deletes expired refresh tokens hourly.

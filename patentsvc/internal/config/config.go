@@ -67,6 +67,14 @@ type Config struct {
 	S3Bucket             string
 	S3EndpointURL        string
 	PDFAllowedHosts      []string
+	PDFMaxBytes          int64
+	PDFWorkers           int
+	UpstreamTimeout      time.Duration
+	UpstreamRetries      int
+	LLMTimeout           time.Duration
+	LLMMaxTokens         int
+	PromptMaxChars       int
+	JobsMaxConcurrent    int
 
 	SchedulerEnabled       bool
 	ScheduleInterval       time.Duration
@@ -156,6 +164,28 @@ var settings = []setting{
 		func(c *Config, v string) error { return optionalURL(&c.S3EndpointURL, v) }},
 	{"PDF_ALLOWED_HOSTS", "patentimages.storage.googleapis.com", "Comma-separated hosts PDF links may point at (port ignored); `*` allows any.", false,
 		func(c *Config, v string) error { c.PDFAllowedHosts = list(v); return nil }},
+
+	{"PDF_MAX_MB", "30", "Largest PDF downloaded, in MiB.", false,
+		func(c *Config, v string) error {
+			var mb int
+			err := intIn(&mb, v, 1, 1024)
+			c.PDFMaxBytes = int64(mb) << 20
+			return err
+		}},
+	{"PDF_WORKERS", "4", "PDFs of one company fetched and read at once.", false,
+		func(c *Config, v string) error { return intIn(&c.PDFWorkers, v, 1, 32) }},
+	{"UPSTREAM_TIMEOUT", "30s", "Timeout of one attempt at the patent search or a PDF download.", false,
+		func(c *Config, v string) error { return positiveDuration(&c.UpstreamTimeout, v) }},
+	{"UPSTREAM_RETRIES", "2", "Retries after the first attempt of a search, LLM call or download (0 to 10), for network errors, timeouts, throttling and 5xx.", false,
+		func(c *Config, v string) error { return intIn(&c.UpstreamRetries, v, 0, 10) }},
+	{"LLM_TIMEOUT", "120s", "Timeout of one attempt at the LLM gateway (answers take long).", false,
+		func(c *Config, v string) error { return positiveDuration(&c.LLMTimeout, v) }},
+	{"LLM_MAX_TOKENS", "1500", "Longest answer asked of the model, in tokens.", false,
+		func(c *Config, v string) error { return intIn(&c.LLMMaxTokens, v, 64, 32000) }},
+	{"PROMPT_MAX_CHARS", "24000", "Patent text budget of one prompt, in bytes, shared by its patents: abstract, independent claims and summary first, the description only with what is left.", false,
+		func(c *Config, v string) error { return intIn(&c.PromptMaxChars, v, 1000, 400000) }},
+	{"JOBS_MAX_CONCURRENT", "2", "Asynchronous batch jobs run at once by one process; the others wait, pending.", false,
+		func(c *Config, v string) error { return intIn(&c.JobsMaxConcurrent, v, 1, 16) }},
 
 	{"SCHEDULER_ENABLED", "true", "Runs the periodic re-analysis of tracked companies.", false,
 		func(c *Config, v string) error { return boolean(&c.SchedulerEnabled, v) }},

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"math"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -57,4 +58,106 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 		out[i] = f(v)
 	}
 	return out
+}
+
+type patentRefJSON struct {
+	PatentID        string `json:"patent_id"`
+	Title           string `json:"title"`
+	PublicationDate string `json:"publication_date"`
+	PDFLink         string `json:"pdf_link"`
+}
+
+// companyAnalysisJSON is CompanyAnalysisResponse.
+type companyAnalysisJSON struct {
+	CompanyName string          `json:"company_name"`
+	Analysis    *string         `json:"analysis"`
+	PatentCount int             `json:"patent_count"`
+	Patents     []patentRefJSON `json:"patents"`
+	Success     bool            `json:"success"`
+	Error       *string         `json:"error"`
+	Model       *string         `json:"model"`
+	Cached      bool            `json:"cached"`
+	Timestamp   time.Time       `json:"timestamp"`
+}
+
+func fromCompanyAnalysis(a patent.CompanyAnalysis) companyAnalysisJSON {
+	return companyAnalysisJSON{CompanyName: a.CompanyName, Analysis: a.Analysis, PatentCount: a.PatentCount,
+		Patents: mapSlice(a.Patents, func(p patent.PatentRef) patentRefJSON {
+			return patentRefJSON{PatentID: p.PatentID, Title: p.Title, PublicationDate: p.PublicationDate, PDFLink: p.PDFLink}
+		}),
+		Success: a.Success, Error: a.Error, Model: a.Model, Cached: a.Cached, Timestamp: a.Timestamp}
+}
+
+type batchSummaryJSON struct {
+	Total           int     `json:"total"`
+	Successful      int     `json:"successful"`
+	Failed          int     `json:"failed"`
+	TotalPatents    int     `json:"total_patents"`
+	DurationSeconds float64 `json:"duration_seconds"`
+}
+
+// batchJSON is BatchAnalysisResponse.
+type batchJSON struct {
+	Timestamp time.Time             `json:"timestamp"`
+	Results   []companyAnalysisJSON `json:"results"`
+	Summary   batchSummaryJSON      `json:"summary"`
+	Model     string                `json:"model"`
+}
+
+func fromBatch(b patent.BatchResult) batchJSON {
+	s := b.Summary
+	return batchJSON{Timestamp: b.Timestamp, Results: mapSlice(b.Results, fromCompanyAnalysis), Model: b.Model,
+		Summary: batchSummaryJSON{Total: s.Total, Successful: s.Successful, Failed: s.Failed, TotalPatents: s.TotalPatents,
+			DurationSeconds: math.Round(s.DurationSeconds*1000) / 1000}}
+}
+
+// jobJSON is JobStatus.
+type jobJSON struct {
+	JobID     string     `json:"job_id"`
+	Status    string     `json:"status"`
+	Total     int        `json:"total"`
+	Completed int        `json:"completed"`
+	Progress  float64    `json:"progress"`
+	Result    *batchJSON `json:"result"`
+	Error     *string    `json:"error"`
+	Model     string     `json:"model"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+}
+
+func fromJob(j patent.Job) jobJSON {
+	out := jobJSON{JobID: j.ID, Status: j.Status, Total: j.Total, Completed: j.Completed,
+		Progress: math.Round(j.Progress()*10000) / 10000, Error: j.Error, Model: j.Model, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
+	if j.Result != nil {
+		b := fromBatch(*j.Result)
+		out.Result = &b
+	}
+	return out
+}
+
+// analysisRecordJSON is AnalysisRecord.
+type analysisRecordJSON struct {
+	ID           int64     `json:"id"`
+	CompanyName  *string   `json:"company_name"`
+	AnalysisType *string   `json:"analysis_type"`
+	Model        *string   `json:"model"`
+	Response     *string   `json:"response"`
+	Timestamp    time.Time `json:"timestamp"`
+}
+
+func fromAnalysisRecord(r patent.AnalysisRecord) analysisRecordJSON {
+	return analysisRecordJSON{ID: r.ID, CompanyName: nullable(r.CompanyName), AnalysisType: nullable(r.AnalysisType),
+		Model: nullable(r.Model), Response: nullable(r.Response), Timestamp: r.Timestamp}
+}
+
+type patentAnalysisJSON struct {
+	PatentID    string `json:"patent_id"`
+	CompanyName string `json:"company_name"`
+	Analysis    string `json:"analysis"`
+}
+
+// pageJSON is PaginatedAnalysisResponse / PaginatedJobsResponse.
+type pageJSON[T any] struct {
+	Items      []T     `json:"items"`
+	NextCursor *string `json:"next_cursor"`
 }

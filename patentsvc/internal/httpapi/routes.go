@@ -16,10 +16,11 @@ import (
 var rateLimitedRoutes = map[string]bool{"/auth/register": true, "/auth/login": true}
 
 // addRoutes is the whole HTTP surface of the service, under ROOT_PATH.
-func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st Store, limits Limits,
+func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st Store, an Analyzer, jobs Jobs, limits Limits,
 	reg *prometheus.Registry, started time.Time, now func() time.Time) {
 	user := requireUser(authn)
 	admin := requireAdmin()
+	ready := requireAnalyzer(opts.AnalyzerMissing)
 	bodyLimit := middleware.BodyLimit(BodyLimit)
 	g := e.Group(opts.RootPath)
 
@@ -29,6 +30,16 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st S
 	g.GET("/auth/me", handleMe(), user)
 
 	g.GET("/models", handleModels(opts.DefaultModel))
+
+	// Static segments win over parameters: /analyze/batch is the listing,
+	// not a company named "batch".
+	g.GET("/analyze/batch", handleListAnalyses(st), user)
+	g.POST("/analyze/batch", handleBatch(an, opts.DefaultModel), user, ready)
+	g.POST("/analyze/batch/async", handleBatchAsync(jobs, opts.DefaultModel), user, ready)
+	g.GET("/analyze/patent/:patent_id", handleAnalyzePatent(an, opts.DefaultModel), user, ready)
+	g.GET("/analyze/:company_name", handleAnalyzeCompany(an, opts.DefaultModel), user, ready)
+	g.GET("/jobs", handleListJobs(st), user)
+	g.GET("/jobs/:job_id", handleJob(st), user)
 
 	g.GET("/admin/tracked", handleListTracked(st), user, admin)
 	g.POST("/admin/tracked", handleCreateTracked(st), user, admin)

@@ -50,6 +50,8 @@ type Store interface {
 	CreateTracked(ctx context.Context, name patent.CompanyName) (patent.TrackedCompany, error)
 	DeleteTracked(ctx context.Context, name patent.CompanyName) error
 	ListAlerts(ctx context.Context, limit int) ([]patent.Alert, error)
+	AnalysisLister
+	JobStore
 }
 
 // Options are the settings the HTTP layer needs.
@@ -71,8 +73,10 @@ type Limits struct {
 	Login    *ratelimit.Window
 }
 
-// NewServer builds the service's router with its middleware and routes.
-func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, limits Limits,
+// NewServer builds the service's router with its middleware and routes. an
+// and jobs may be nil while Options.AnalyzerMissing is not empty (the
+// analysis endpoints then answer 503).
+func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analyzer, jobs Jobs, limits Limits,
 	reg *prometheus.Registry, started time.Time, now func() time.Time) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -100,7 +104,7 @@ func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, limits L
 		}))
 	}
 
-	addRoutes(e, logger, opts, authn, st, limits, reg, started, now)
+	addRoutes(e, logger, opts, authn, st, an, jobs, limits, reg, started, now)
 	return e
 }
 

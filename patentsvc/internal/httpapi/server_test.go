@@ -27,8 +27,10 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/auth"
 	"github.com/gatewayapis/patentsvc/internal/httpapi"
+	"github.com/gatewayapis/patentsvc/internal/jobs"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
 	"github.com/gatewayapis/patentsvc/internal/store"
@@ -92,6 +94,8 @@ type env struct {
 	limits httpapi.Limits
 	root   string
 	nextIP atomic.Uint32
+	world  *analysistest.World
+	runner *jobs.Runner
 }
 
 type options struct {
@@ -153,6 +157,12 @@ func newEnv(t testing.TB, opts ...option) *env {
 		Register: ratelimit.New("/auth/register", "5/minute", 5, time.Minute, clk.Now),
 		Login:    ratelimit.New("/auth/login", "10/minute", 10, time.Minute, clk.Now),
 	}
+	// The analysis pipeline is real, around fakes of the search API, the
+	// LLM gateway and the PDF host.
+	world := analysistest.NewWorld(t, st)
+	analyzer := world.Analyzer(logger)
+	runner := jobs.NewRunner(st, analyzer, "test-process", 2, nil, logger)
+	t.Cleanup(func() { runner.Shutdown(context.Background()) })
 	srv := httpapi.NewServer(logger, httpapi.Options{
 		RootPath:        o.rootPath,
 		CORSOrigins:     []string{"http://localhost:3000", "http://localhost:5173"},
@@ -160,8 +170,8 @@ func newEnv(t testing.TB, opts ...option) *env {
 		DefaultModel:    patent.DefaultModel,
 		AnalyzerMissing: o.analyzerMissing,
 		Scheduler:       func() string { return "disabled" },
-	}, authn, st, limits, observe.NewRegistry(), epoch.Add(-90*time.Second), clk.Now)
-	return &env{srv: srv, st: st, clk: clk, logs: logs, limits: limits, root: o.rootPath}
+	}, authn, st, analyzer, runner, limits, observe.NewRegistry(), epoch.Add(-90*time.Second), clk.Now)
+	return &env{srv: srv, st: st, clk: clk, logs: logs, limits: limits, root: o.rootPath, world: world, runner: runner}
 }
 
 // eachDialect runs fn once per database dialect; the PostgreSQL subtest

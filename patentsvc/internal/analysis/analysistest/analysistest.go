@@ -1,0 +1,182 @@
+// Package analysistest is the outside world of the analysis pipeline for
+// tests and benchmarks: the SerpApi and LLM gateway fakes and a PDF host
+// serving real patent PDFs, wired to a real analyzer on a real store and
+// local storage.
+package analysistest
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/analysis"
+	"github.com/gatewayapis/patentsvc/internal/llm"
+	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/serpapi"
+	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
+	"github.com/gatewayapis/patentsvc/internal/storage"
+	"github.com/gatewayapis/patentsvc/internal/store"
+)
+
+// PDFDir is the folder of real patent PDFs (the pdf package's test data).
+func PDFDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "pdf", "testdata")
+}
+
+// TextPDFs lists the PDFs of PDFDir with a text layer (the first two are
+// whole documents with claims, the others front pages only), and
+// ScannedPDF one without.
+var (
+	TextPDFs   = []string{"US11394072.pdf", "US8427103.pdf", "US11151203.pdf", "US11363389.pdf", "US8432257.pdf", "US9795977.pdf", "US20090043621A1.pdf"}
+	ScannedPDF = "US11762912.pdf"
+)
+
+// PDFHost serves PDFs at /pdfs/<publication number>.pdf, each mapped to a
+// file, and counts requests.
+type PDFHost struct {
+	*httptest.Server
+	mu      sync.Mutex
+	files   map[string]string
+	latency time.Duration
+	hits    atomic.Int64
+}
+
+// NewPDFHost starts a PDF host, closed when the test ends.
+func NewPDFHost(tb testing.TB) *PDFHost {
+	h := StartPDFHost()
+	tb.Cleanup(h.Close)
+	return h
+}
+
+// StartPDFHost starts a PDF host outside a test; the caller closes it.
+func StartPDFHost() *PDFHost {
+	h := &PDFHost{files: map[string]string{}}
+	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
+	return h
+}
+
+// Add maps a publication number to a file of PDFDir and returns its URL.
+func (h *PDFHost) Add(pn, file string) string {
+	h.mu.Lock()
+	h.files[pn] = file
+	h.mu.Unlock()
+	return h.URL + "/pdfs/" + pn + ".pdf"
+}
+
+// SetLatency delays every answer.
+func (h *PDFHost) SetLatency(d time.Duration) { h.mu.Lock(); h.latency = d; h.mu.Unlock() }
+
+// Hits is the number of requests served.
+func (h *PDFHost) Hits() int64 { return h.hits.Load() }
+
+func (h *PDFHost) serve(w http.ResponseWriter, r *http.Request) {
+	h.hits.Add(1)
+	pn := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/pdfs/"), ".pdf")
+	h.mu.Lock()
+	file, ok := h.files[pn]
+	latency := h.latency
+	h.mu.Unlock()
+	time.Sleep(latency)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	f, err := os.Open(filepath.Join(PDFDir(), file))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/pdf")
+	io.Copy(w, f)
+}
+
+// World is the fakes and the real components of one analyzer.
+type World struct {
+	Serp  *serpapitest.Server
+	LLM   *llmtest.Server
+	PDFs  *PDFHost
+	Store *store.Store
+	Blobs *storage.Local
+	Cfg   analysis.Config
+	seq   atomic.Int64
+}
+
+// DefaultConfig is the analyzer configuration the tests start from.
+func DefaultConfig() analysis.Config {
+	return analysis.Config{UseCache: true, SearchTTL: 24 * time.Hour, Lookback: 365 * 24 * time.Hour, MaxPatents: 10,
+		DefaultModel: patent.DefaultModel, PromptBudget: 24000, PDFWorkers: 4, MaxTokens: 1500}
+}
+
+// NewWorld starts the fakes (closed when the test ends) around st.
+func NewWorld(tb testing.TB, st *store.Store) *World {
+	tb.Helper()
+	blobs, err := storage.NewLocal(filepath.Join(tb.TempDir(), "patents"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &World{Serp: serpapitest.New(tb), LLM: llmtest.New(tb), PDFs: NewPDFHost(tb), Store: st, Blobs: blobs, Cfg: DefaultConfig()}
+}
+
+// Analyzer builds a real analyzer against the world with w.Cfg.
+func (w *World) Analyzer(logger *slog.Logger) *analysis.Analyzer {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return analysis.New(w.Cfg,
+		serpapi.NewClient(w.Serp.BaseURL(), "test-serpapi-key", 5*time.Second, 1, logger),
+		llm.NewClient(w.LLM.BaseURL(), "test-llm-key", 5*time.Second, 1, logger),
+		storage.NewDownloader([]string{"127.0.0.1"}, 30<<20, 10*time.Second, 1, logger),
+		w.Blobs, w.Store, logger, time.Now)
+}
+
+// Company registers a company whose search returns n recent patents, each
+// with a PDF on the host (real documents, cycled), and returns their
+// publication numbers, newest first.
+func (w *World) Company(name string, n int) []string {
+	var pns []string
+	var results []map[string]any
+	base := time.Now().UTC().AddDate(0, 0, -1)
+	for i := range n {
+		pn := fmt.Sprintf("US%08dB2", 90000000+w.seq.Add(1))
+		url := w.PDFs.Add(pn, TextPDFs[i%len(TextPDFs)])
+		date := base.AddDate(0, 0, -i).Format("2006-01-02")
+		results = append(results, serpapitest.Organic(pn, fmt.Sprintf("%s invention %d", name, i+1), date, url))
+		pns = append(pns, pn)
+	}
+	w.Serp.SetResults(name, n+3, results)
+	return pns
+}
+
+// Analyses returns every stored analysis, oldest first.
+func Analyses(tb testing.TB, st *store.Store) []patent.AnalysisRecord {
+	tb.Helper()
+	var all []patent.AnalysisRecord
+	cursor := ""
+	for {
+		page, next, err := st.ListAnalyses(tb.Context(), "", 200, cursor)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		all = append(all, page...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	return all
+}

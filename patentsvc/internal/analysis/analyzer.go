@@ -1,0 +1,414 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/llm"
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/pdf"
+	"github.com/gatewayapis/patentsvc/internal/serpapi"
+	"github.com/gatewayapis/patentsvc/internal/storage"
+	"github.com/gatewayapis/patentsvc/internal/store"
+)
+
+// Errors of the single-patent analysis (the company flows report theirs
+// in-band).
+var (
+	// ErrPDFNotFound: the PDF is not in storage and no usable link is known.
+	ErrPDFNotFound = errors.New("patent PDF not found")
+	// ErrUnreadable: the PDF has no usable text (scanned, malformed).
+	ErrUnreadable = errors.New("patent PDF has no readable text")
+)
+
+// Searcher finds a company's recent patents; *serpapi.Client implements it.
+type Searcher interface {
+	Search(ctx context.Context, q serpapi.Query) (serpapi.Result, error)
+	Key(q serpapi.Query) string
+}
+
+// Completer asks the language model; *llm.Client implements it.
+type Completer interface {
+	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
+}
+
+// Fetcher downloads PDFs from allowed hosts; *storage.Downloader implements
+// it.
+type Fetcher interface {
+	Allowed(link string) bool
+	Fetch(ctx context.Context, link string) ([]byte, error)
+}
+
+// Store is the database the analyzer reads and writes; *store.Store
+// implements it.
+type Store interface {
+	SearchCache(ctx context.Context, key string, maxAge time.Duration) ([]byte, bool, error)
+	PutSearchCache(ctx context.Context, key string, body []byte) error
+	LLMCache(ctx context.Context, key string) (store.LLMAnswer, bool, error)
+	PutLLMCache(ctx context.Context, a store.LLMAnswer) error
+	UpsertPatent(ctx context.Context, p patent.StoredPatent) error
+	Patent(ctx context.Context, id string) (patent.StoredPatent, error)
+	CreateAnalysis(ctx context.Context, a patent.AnalysisRecord) (patent.AnalysisRecord, error)
+}
+
+// Config holds the analysis settings.
+type Config struct {
+	UseCache     bool
+	SearchTTL    time.Duration
+	Lookback     time.Duration
+	MaxPatents   int
+	DefaultModel string
+	// PromptBudget is the most prompt text, in bytes, given to the patents
+	// of one analysis (shared among them).
+	PromptBudget int
+	// PDFWorkers is how many PDFs of one company are fetched and read at
+	// once.
+	PDFWorkers int
+	// MaxTokens caps the answer's length.
+	MaxTokens int
+}
+
+// Analyzer runs analyses. It is safe for concurrent use.
+type Analyzer struct {
+	cfg     Config
+	search  Searcher
+	llm     Completer
+	fetch   Fetcher
+	blobs   storage.Store
+	store   Store
+	logger  *slog.Logger
+	now     func() time.Time
+	extract func(ctx context.Context, r io.ReaderAt, size int64) (pdf.Sections, error)
+}
+
+// New returns an Analyzer.
+func New(cfg Config, search Searcher, llmc Completer, fetch Fetcher, blobs storage.Store, st Store, logger *slog.Logger, now func() time.Time) *Analyzer {
+	if cfg.PDFWorkers < 1 {
+		cfg.PDFWorkers = 1
+	}
+	return &Analyzer{cfg: cfg, search: search, llm: llmc, fetch: fetch, blobs: blobs, store: st, logger: logger, now: now, extract: pdf.Extract}
+}
+
+// Options change one analysis.
+type Options struct {
+	// Model is an allowed model id, or empty for the default.
+	Model string
+	// Fresh bypasses the search and LLM caches (scheduled runs); answers
+	// are still stored.
+	Fresh bool
+}
+
+func (a *Analyzer) model(m string) string {
+	if m == "" {
+		return a.cfg.DefaultModel
+	}
+	return m
+}
+
+// AnalyzeCompany analyses a company's recent patents. It never fails: a
+// failure is the result's Success false and Error.
+func (a *Analyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts Options) patent.CompanyAnalysis {
+	model := a.model(opts.Model)
+	res := patent.CompanyAnalysis{CompanyName: name.String(), Model: &model, Timestamp: a.now().UTC()}
+	fail := func(format string, args ...any) patent.CompanyAnalysis {
+		msg := fmt.Sprintf(format, args...)
+		res.Success, res.Error = false, &msg
+		return res
+	}
+
+	found, err := a.searchPatents(ctx, name, opts.Fresh)
+	if err != nil {
+		a.logger.WarnContext(ctx, "patent search failed", "company", name.String(), "err", err.Error())
+		return fail("patent search failed: %v", err)
+	}
+	res.TotalResults = found.TotalResults
+	res.PatentCount = len(found.Patents)
+	for _, p := range found.Patents {
+		res.Patents = append(res.Patents, patent.PatentRef{PatentID: p.PatentID, Title: p.Title, PublicationDate: p.PublicationDate, PDFLink: p.PDFLink})
+	}
+	if len(found.Patents) == 0 {
+		return fail(patent.NoPatentsError)
+	}
+
+	texts := a.patentTexts(ctx, name, found.Patents)
+	prompt := portfolio(name.String(), texts)
+	ans, cached, err := a.complete(ctx, model, prompt, opts.Fresh)
+	if err != nil {
+		a.logger.WarnContext(ctx, "analysis failed", "company", name.String(), "model", model, "err", err.Error())
+		return fail("analysis failed: %v", err)
+	}
+	rec, err := a.store.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: name.String(), AnalysisType: patent.AnalysisPortfolio,
+		Model: ans.AnsweredModel, Response: ans.Response, Cached: cached, PromptTokens: ans.PromptTokens,
+		CompletionTokens: ans.CompletionTokens})
+	if err != nil {
+		a.logger.ErrorContext(ctx, "storing analysis failed", "company", name.String(), "err", err.Error())
+		return fail("storing the analysis failed")
+	}
+	res.Success, res.Analysis, res.Cached, res.Timestamp = true, &ans.Response, cached, rec.Timestamp
+	res.Model = &ans.AnsweredModel
+	return res
+}
+
+// searchPatents returns the company's recent patents with a PDF, from the
+// search cache when allowed.
+func (a *Analyzer) searchPatents(ctx context.Context, name patent.CompanyName, fresh bool) (serpapi.Result, error) {
+	q := serpapi.Query{Company: name.String(), Since: a.now().Add(-a.cfg.Lookback), Max: a.cfg.MaxPatents}
+	key := a.search.Key(q)
+	if a.cfg.UseCache && !fresh {
+		body, ok, err := a.store.SearchCache(ctx, key, a.cfg.SearchTTL)
+		if err != nil {
+			a.logger.WarnContext(ctx, "search cache read failed", "err", err.Error())
+		}
+		var r serpapi.Result
+		if ok && json.Unmarshal(body, &r) == nil {
+			return r, nil
+		}
+	}
+	r, err := a.search.Search(ctx, q)
+	if err != nil {
+		return serpapi.Result{}, err
+	}
+	if body, err := json.Marshal(r); err == nil {
+		if err := a.store.PutSearchCache(ctx, key, body); err != nil {
+			a.logger.WarnContext(ctx, "search cache write failed", "err", err.Error())
+		}
+	}
+	return r, nil
+}
+
+// patentTexts records the patents and reduces each to prompt text,
+// fetching and reading the PDFs a few at a time.
+func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, found []serpapi.Patent) []promptPatent {
+	out := make([]promptPatent, len(found))
+	budget := a.cfg.PromptBudget / max(len(found), 1)
+	sem := make(chan struct{}, a.cfg.PDFWorkers)
+	var wg sync.WaitGroup
+	for i, p := range found {
+		out[i] = promptPatent{ID: p.PatentID, Title: p.Title, Date: p.PublicationDate, Company: company.String()}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rec := patent.StoredPatent{PatentID: p.PatentID, CompanyName: company.String(), Title: p.Title,
+				PublicationDate: p.PublicationDate, PDFLink: p.PDFLink, Summary: p.Snippet}
+			secs, path, err := a.sections(ctx, p.PatentID, p.PDFLink)
+			if err != nil {
+				a.logger.InfoContext(ctx, "patent pdf not used", "patent_id", p.PatentID, "err", err.Error())
+				out[i].Text = minimize(pdf.Sections{Abstract: p.Snippet}, budget)
+			} else {
+				out[i].Text = minimize(secs, budget)
+				rec.PDFPath = path
+				if secs.Abstract != "" {
+					rec.Summary = clean(secs.Abstract)
+				}
+			}
+			if err := a.store.UpsertPatent(ctx, rec); err != nil {
+				a.logger.WarnContext(ctx, "storing patent failed", "patent_id", p.PatentID, "err", err.Error())
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// sections returns a patent's sections from its stored PDF, fetching the
+// PDF from link into storage first when it is not there. path is the
+// storage location ("" when nothing new was stored).
+func (a *Analyzer) sections(ctx context.Context, id, link string) (pdf.Sections, string, error) {
+	data, path, err := a.pdfBytes(ctx, id, link)
+	if err != nil {
+		return pdf.Sections{}, "", err
+	}
+	s, err := a.extract(ctx, bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return pdf.Sections{}, path, err
+	}
+	return s, path, nil
+}
+
+func (a *Analyzer) pdfBytes(ctx context.Context, id, link string) ([]byte, string, error) {
+	if rc, err := a.blobs.Open(ctx, id); err == nil {
+		defer rc.Close()
+		data, err := io.ReadAll(rc)
+		return data, "", err
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return nil, "", err
+	}
+	if link == "" || !a.fetch.Allowed(link) {
+		return nil, "", fmt.Errorf("%w: no allowed PDF link", ErrPDFNotFound)
+	}
+	data, err := a.fetch.Fetch(ctx, link)
+	if err != nil {
+		return nil, "", err
+	}
+	path, err := a.blobs.Put(ctx, id, bytes.NewReader(data))
+	if err != nil {
+		a.logger.WarnContext(ctx, "storing pdf failed", "patent_id", id, "err", err.Error())
+	}
+	return data, path, nil
+}
+
+// complete asks the model, or the LLM cache when allowed.
+func (a *Analyzer) complete(ctx context.Context, model, prompt string, fresh bool) (store.LLMAnswer, bool, error) {
+	key := cacheKey(model, prompt)
+	if a.cfg.UseCache && !fresh {
+		ans, ok, err := a.store.LLMCache(ctx, key)
+		if err != nil {
+			a.logger.WarnContext(ctx, "llm cache read failed", "err", err.Error())
+		}
+		if ok {
+			return ans, true, nil
+		}
+	}
+	resp, err := a.llm.Complete(ctx, llm.Request{Model: model, System: systemPrompt, Prompt: prompt, MaxTokens: a.cfg.MaxTokens, Temperature: 0.2})
+	if err != nil {
+		return store.LLMAnswer{}, false, err
+	}
+	ans := store.LLMAnswer{Key: key, Model: model, AnsweredModel: resp.Model, Response: resp.Text,
+		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens}
+	if ans.AnsweredModel == "" {
+		ans.AnsweredModel = model
+	}
+	if err := a.store.PutLLMCache(ctx, ans); err != nil {
+		a.logger.WarnContext(ctx, "llm cache write failed", "err", err.Error())
+	}
+	return ans, false, nil
+}
+
+// PatentAnalysis is the outcome of analysing one patent.
+type PatentAnalysis struct {
+	PatentID    string
+	CompanyName string
+	Analysis    string
+	Model       string
+	Cached      bool
+}
+
+// AnalyzePatent analyses one patent from its stored PDF, downloading it
+// from the previously recorded link when it is not in storage. It returns
+// ErrPDFNotFound when neither exists, ErrUnreadable for a PDF without
+// text, and the gateway's error when the model fails.
+func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, model string) (PatentAnalysis, error) {
+	model = a.model(model)
+	link := ""
+	stored, err := a.store.Patent(ctx, id)
+	switch {
+	case err == nil:
+		link = stored.PDFLink
+	case !errors.Is(err, patent.ErrNotFound):
+		return PatentAnalysis{}, err
+	}
+	secs, path, err := a.sections(ctx, id, link)
+	switch {
+	case errors.Is(err, ErrPDFNotFound), errors.Is(err, storage.ErrForbiddenLink):
+		return PatentAnalysis{}, fmt.Errorf("%w: %s", ErrPDFNotFound, id)
+	case errors.Is(err, pdf.ErrImageOnly), errors.Is(err, pdf.ErrMalformed):
+		return PatentAnalysis{}, fmt.Errorf("%w: %s: %v", ErrUnreadable, id, err)
+	case err != nil:
+		return PatentAnalysis{}, fmt.Errorf("%w: %s: %v", ErrPDFNotFound, id, err)
+	}
+	if path != "" {
+		rec := patent.StoredPatent{PatentID: id, PDFPath: path, Summary: clean(secs.Abstract)}
+		if err := a.store.UpsertPatent(ctx, rec); err != nil {
+			a.logger.WarnContext(ctx, "storing patent failed", "patent_id", id, "err", err.Error())
+		}
+	}
+	title := stored.Title
+	prompt := single(promptPatent{ID: id, Title: title, Company: company.String(), Text: minimize(secs, a.cfg.PromptBudget)})
+	ans, cached, err := a.complete(ctx, model, prompt, false)
+	if err != nil {
+		return PatentAnalysis{}, err
+	}
+	if _, err := a.store.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: company.String(), AnalysisType: patent.AnalysisSinglePatent,
+		PatentID: id, Model: ans.AnsweredModel, Response: ans.Response, Cached: cached,
+		PromptTokens: ans.PromptTokens, CompletionTokens: ans.CompletionTokens}); err != nil {
+		return PatentAnalysis{}, fmt.Errorf("store analysis: %w", err)
+	}
+	return PatentAnalysis{PatentID: id, CompanyName: company.String(), Analysis: ans.Response, Model: ans.AnsweredModel, Cached: cached}, nil
+}
+
+// AnalyzeBatch analyses companies on at most workers goroutines and returns
+// the results in input order with a summary. Names equal but for letter
+// case are analysed once and reported at each position. progress, if not
+// nil, is called with the number of companies done after each one. Once
+// quit is closed no further company is started; those left are reported as
+// failed.
+func (a *Analyzer) AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, model string,
+	quit <-chan struct{}, progress func(done int)) patent.BatchResult {
+	start := a.now()
+	model = a.model(model)
+	results := make([]patent.CompanyAnalysis, len(names))
+	first := map[string]int{} // name key -> first position
+	var unique []int
+	for i, n := range names {
+		if _, seen := first[n.Key()]; !seen {
+			first[n.Key()] = i
+			unique = append(unique, i)
+		}
+	}
+
+	var (
+		mu   sync.Mutex
+		done int
+		wg   sync.WaitGroup
+	)
+	sem := make(chan struct{}, max(workers, 1))
+	for _, i := range unique {
+		wg.Go(func() {
+			notStarted := func() {
+				msg := "not analysed: the service is shutting down"
+				results[i] = patent.CompanyAnalysis{CompanyName: names[i].String(), Error: &msg, Model: &model, Timestamp: a.now().UTC()}
+			}
+			select {
+			case <-quit:
+				notStarted()
+				return
+			default:
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-quit:
+				notStarted()
+				return
+			}
+			defer func() { <-sem }()
+			results[i] = a.AnalyzeCompany(ctx, names[i], Options{Model: model})
+			mu.Lock()
+			for j, n := range names {
+				if j != i && first[n.Key()] == i {
+					done++
+				}
+			}
+			done++
+			d := done
+			mu.Unlock()
+			if progress != nil {
+				progress(d)
+			}
+		})
+	}
+	wg.Wait()
+	for i, n := range names {
+		if j := first[n.Key()]; j != i {
+			results[i] = results[j]
+			results[i].CompanyName = n.String()
+		}
+	}
+
+	sum := patent.BatchSummary{Total: len(names), DurationSeconds: a.now().Sub(start).Seconds()}
+	for _, r := range results {
+		if r.Success {
+			sum.Successful++
+		} else {
+			sum.Failed++
+		}
+		sum.TotalPatents += r.PatentCount
+	}
+	return patent.BatchResult{Timestamp: a.now().UTC(), Results: results, Summary: sum, Model: model}
+}

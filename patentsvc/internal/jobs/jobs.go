@@ -1,0 +1,220 @@
+// Package jobs runs asynchronous batch analyses as database rows held
+// through leases.
+//
+// # Caveats
+//
+//   - A job is created pending, held by the process that accepted it
+//     (lease owner = that process's id) with a lease of LeaseFor (30 s);
+//     the process renews its leases every RenewEvery (10 s) and runs the
+//     job itself. There is no queue shared between replicas: a job is
+//     never run twice, and never moves to another process.
+//   - At start-up and every RenewEvery, every job still pending or running
+//     whose lease has expired is failed, with a logged count: its process
+//     stopped. With one replica that is the spec's rule (after a restart
+//     every job of the old process fails); with several, a rolling update
+//     never fails a job a live replica still runs.
+//   - Shutdown stops accepting jobs, lets the companies being analysed
+//     finish (bounded by the shutdown context), reports the companies not
+//     started as not analysed, and fails the unfinished jobs with the
+//     reason, so clients are not left waiting for the lease to expire.
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
+)
+
+// Lease timing (decisions.md).
+const (
+	LeaseFor   = 30 * time.Second
+	RenewEvery = 10 * time.Second
+)
+
+// ErrShuttingDown is returned by Submit once Shutdown has begun.
+var ErrShuttingDown = errors.New("the service is shutting down")
+
+// Store is the job table; *store.Store implements it.
+type Store interface {
+	CreateJob(ctx context.Context, j patent.Job, owner string, leaseFor time.Duration) (patent.Job, error)
+	StartJob(ctx context.Context, id, owner string, leaseFor time.Duration) error
+	JobProgress(ctx context.Context, id, owner string, completed int, leaseFor time.Duration) error
+	FinishJob(ctx context.Context, id, owner, status string, result *patent.BatchResult, errMsg string) error
+	RenewLeases(ctx context.Context, owner string, leaseFor time.Duration) (int64, error)
+	FailExpiredJobs(ctx context.Context, reason string) (int64, error)
+}
+
+// Batcher analyses a batch; *analysis.Analyzer implements it.
+type Batcher interface {
+	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, model string,
+		quit <-chan struct{}, progress func(done int)) patent.BatchResult
+}
+
+// Notifier is told when a job ends (webhooks); may be nil.
+type Notifier func(j patent.Job)
+
+// Runner accepts and runs jobs. It is safe for concurrent use.
+type Runner struct {
+	store   Store
+	batch   Batcher
+	owner   string
+	logger  *slog.Logger
+	slots   chan struct{}
+	notify  Notifier
+	quit    chan struct{}
+	mu      sync.Mutex
+	closing bool
+	running sync.WaitGroup
+	// ctx is the context jobs run in: it outlives requests and is
+	// cancelled only when Shutdown's deadline passes.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// NewRunner returns a Runner whose jobs run at most maxConcurrent at once
+// (the others wait, pending, with their leases renewed). owner identifies
+// this process in lease columns.
+func NewRunner(st Store, batch Batcher, owner string, maxConcurrent int, notify Notifier, logger *slog.Logger) *Runner {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Runner{store: st, batch: batch, owner: owner, logger: logger, slots: make(chan struct{}, max(maxConcurrent, 1)),
+		notify: notify, quit: make(chan struct{}), ctx: ctx, cancel: cancel}
+}
+
+// Owner is this process's lease id.
+func (r *Runner) Owner() string { return r.owner }
+
+// Submit stores a pending job for companies and starts it in the
+// background.
+func (r *Runner) Submit(ctx context.Context, companies []patent.CompanyName, workers int, model string) (patent.Job, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return patent.Job{}, ErrShuttingDown
+	}
+	names := make([]string, len(companies))
+	for i, c := range companies {
+		names[i] = c.String()
+	}
+	// Version 7 ids grow with time, so the listing's tie-breaker (id,
+	// descending) agrees with submission order.
+	id, err := uuid.NewV7()
+	if err != nil {
+		return patent.Job{}, err
+	}
+	j, err := r.store.CreateJob(ctx, patent.Job{ID: id.String(), Companies: names, MaxWorkers: workers, Model: model}, r.owner, LeaseFor)
+	if err != nil {
+		return patent.Job{}, err
+	}
+	r.running.Add(1)
+	go r.run(j, companies)
+	return j, nil
+}
+
+func (r *Runner) run(j patent.Job, companies []patent.CompanyName) {
+	defer r.running.Done()
+	log := r.logger.With("job_id", j.ID)
+	select {
+	case r.slots <- struct{}{}:
+		defer func() { <-r.slots }()
+	case <-r.quit:
+		r.finish(j, patent.JobFailed, nil, "the service shut down before the job started", log)
+		return
+	}
+	if err := r.store.StartJob(r.ctx, j.ID, r.owner, LeaseFor); err != nil {
+		log.Warn("job could not start", "err", err.Error())
+		return
+	}
+	log.Info("job started", "companies", len(companies))
+	result := r.batch.AnalyzeBatch(r.ctx, companies, j.MaxWorkers, j.Model, r.quit, func(done int) {
+		if err := r.store.JobProgress(r.ctx, j.ID, r.owner, done, LeaseFor); err != nil {
+			log.Warn("job progress not recorded", "err", err.Error())
+		}
+	})
+	select {
+	case <-r.quit:
+		r.finish(j, patent.JobFailed, &result, "the service shut down before the job finished", log)
+	default:
+		r.finish(j, patent.JobCompleted, &result, "", log)
+	}
+}
+
+func (r *Runner) finish(j patent.Job, status string, result *patent.BatchResult, msg string, log *slog.Logger) {
+	// A context of its own: the job's may be cancelled by now.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 10*time.Second)
+	defer cancel()
+	if err := r.store.FinishJob(ctx, j.ID, r.owner, status, result, msg); err != nil {
+		log.Warn("job end not recorded", "status", status, "err", err.Error())
+		return
+	}
+	log.Info("job finished", "status", status)
+	if r.notify != nil {
+		j.Status, j.Result = status, result
+		if msg != "" {
+			j.Error = &msg
+		}
+		if result != nil {
+			j.Completed = len(result.Results)
+		}
+		r.notify(j)
+	}
+}
+
+// Run renews this process's leases and fails other processes' expired
+// jobs, at once and every RenewEvery, until ctx ends.
+func (r *Runner) Run(ctx context.Context) {
+	r.sweep(ctx)
+	t := time.NewTicker(RenewEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := r.store.RenewLeases(ctx, r.owner, LeaseFor); err != nil && ctx.Err() == nil {
+				r.logger.Warn("renewing job leases failed", "err", err.Error())
+			}
+			r.sweep(ctx)
+		}
+	}
+}
+
+// sweep fails the jobs whose lease expired.
+func (r *Runner) sweep(ctx context.Context) {
+	n, err := r.store.FailExpiredJobs(ctx, "the process running the job stopped (its lease expired)")
+	switch {
+	case err != nil && ctx.Err() == nil:
+		r.logger.Warn("failing expired jobs failed", "err", err.Error())
+	case n > 0:
+		r.logger.Warn("failed jobs whose process stopped", "count", n)
+	}
+}
+
+// Shutdown stops accepting jobs and waits, until ctx ends, for the
+// companies being analysed; unfinished jobs are failed. Jobs still running
+// at ctx's end have their calls cancelled.
+func (r *Runner) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	if !r.closing {
+		r.closing = true
+		close(r.quit)
+	}
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() { r.running.Wait(); close(done) }()
+	select {
+	case <-done:
+		r.cancel()
+		return nil
+	case <-ctx.Done():
+		r.cancel()
+		<-done
+		return fmt.Errorf("jobs: shutdown: %w", ctx.Err())
+	}
+}

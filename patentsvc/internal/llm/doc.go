@@ -1,0 +1,44 @@
+// Package llm is the client for the LLM gateway: an OpenAI-compatible
+// chat-completions API, OpenRouter by default (LLM_BASE_URL,
+// https://openrouter.ai/api/v1, with LLM_API_KEY; decisions.md, "Patent
+// analysis service").
+//
+// # Caveats
+//
+//   - One call is ONE POST {base}/chat/completions, not streamed, with the
+//     key in an Authorization bearer header (never in the URL), OpenRouter's
+//     attribution headers (HTTP-Referer, X-Title) and
+//     provider.data_collection "deny": patent text is a customer's
+//     confidential material, so only providers that neither store nor train
+//     on prompts may serve it. With that preference OpenRouter may find no
+//     provider for a model and answer 404 "No endpoints found matching your
+//     data policy"; that is a failure (ErrUpstream), not retried.
+//   - The model that answered may differ from the one asked for (OpenRouter
+//     falls back when a model is down, and bills the one that answered):
+//     Response.Model is the answer's "model" field. Usage is what the answer
+//     reports (OpenRouter always reports it for non-streamed calls), 0 when
+//     absent.
+//   - Errors arrive in two ways. Before generation starts, as a status equal
+//     to {"error":{"code","message","metadata"}}'s code; 400, 401, 402
+//     (credits) and 403 (moderation) wrap ErrRejected and ErrUpstream and are
+//     not retried. After generation started, inside a 200: a top-level
+//     "error", an "error" on choices[0], no choices, or empty content. Those
+//     wrap ErrUpstream and are NOT retried either: the attempt may already be
+//     billed, and a retry is the caller's call (a job re-run, say).
+//   - Network errors, timeouts, a connection that breaks or stalls while the
+//     answer's body is read, 408, 429, 500, 502, 503 and 504 are retried
+//     (retries times) with exponential back-off and equal jitter; a
+//     Retry-After on 429 or 503 is honoured up to the maximum wait (10 s).
+//     Other statuses (404, 501, ...) fail at once with ErrUpstream.
+//   - The timeout bounds each attempt, body included; MaxCallDuration bounds
+//     a whole call. A call whose context ends fails with an error that wraps
+//     both ErrUpstream and the context's error, and is never retried.
+//   - Answers over 4 MiB are refused. A bare-text answer is trimmed; content
+//     sent as an array of parts is joined from its text parts.
+//   - Error texts name the model, the status and the gateway's message
+//     (cleaned, cut to 200 characters). They never contain the URL, the host
+//     or the API key: the key, and anything shaped like one (sk-...,
+//     "Bearer ..."), is replaced by [redacted] before a message is cut. The
+//     client logs retries and completions at DEBUG without prompts, answers
+//     or headers.
+package llm

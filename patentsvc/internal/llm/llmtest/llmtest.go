@@ -1,0 +1,339 @@
+// Package llmtest is a fake OpenRouter chat-completions gateway for tests
+// and benchmarks. It answers in OpenRouter's real format: by default a
+// deterministic answer that depends on the prompt (Answer), with usage, an
+// id "gen-..." and the requested model (or the one SetAnsweredModel names,
+// as when OpenRouter falls back to another model). Scripted replies
+// reproduce faults: error statuses with OpenRouter's error bodies
+// (testdata/), errors inside a 200, garbage and slow answers.
+//
+// Like OpenRouter it answers 401 without a bearer token and 400 for a body
+// that is not a chat request; it does not check the key's value.
+package llmtest
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+//go:embed testdata/*.json
+var fixtures embed.FS
+
+// Path is where the fake serves chat completions, under BaseURL.
+const Path = "/api/v1/chat/completions"
+
+// Reply is a scripted answer. Status 0 means 200. An empty Body means the
+// default answer for a 200 and ErrorBody(Status) for any other status, so
+// Reply{Status: 429} is a realistic rate limit and Reply{Delay: d} a slow
+// normal answer. ContentType defaults to application/json.
+type Reply struct {
+	Status      int
+	Body        string
+	ContentType string
+	Header      http.Header
+	Delay       time.Duration
+}
+
+// ChatRequest is a decoded request body.
+type ChatRequest struct {
+	Model       string    `json:"model"`
+	Messages    []Message `json:"messages"`
+	MaxTokens   *int      `json:"max_tokens"`
+	Temperature *float64  `json:"temperature"`
+	Provider    *Provider `json:"provider"`
+	Stream      bool      `json:"stream"`
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Provider is OpenRouter's provider-routing preferences.
+type Provider struct {
+	DataCollection string `json:"data_collection"`
+}
+
+// Call is a request the fake received.
+type Call struct {
+	Method string
+	Path   string
+	Header http.Header // all request headers, as received
+	Body   []byte      // the raw body
+	// Request is Body decoded; zero when it is not a chat request
+	// (DecodeErr says why).
+	Request   ChatRequest
+	DecodeErr string
+	At        time.Time
+}
+
+// HasHeader reports whether the request carried header name, non-empty.
+func (c Call) HasHeader(name string) bool { return c.Header.Get(name) != "" }
+
+// Server is the fake gateway.
+type Server struct {
+	*httptest.Server
+
+	mu       sync.Mutex
+	calls    []Call
+	script   []Reply
+	latency  time.Duration
+	answered string
+	seq      int
+}
+
+// New starts a fake gateway, closed when the test ends.
+func New(tb testing.TB) *Server {
+	tb.Helper()
+	s := Start()
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a fake gateway outside a test (a benchmark's server process,
+// say); the caller closes it.
+func Start() *Server {
+	s := &Server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// BaseURL is the value for LLM_BASE_URL.
+func (s *Server) BaseURL() string { return s.URL + "/api/v1" }
+
+// SetLatency delays every answer by d.
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	s.latency = d
+	s.mu.Unlock()
+}
+
+// SetAnsweredModel makes default answers name model m as the one that
+// answered, whatever was asked for; "" echoes the requested model again.
+func (s *Server) SetAnsweredModel(m string) {
+	s.mu.Lock()
+	s.answered = m
+	s.mu.Unlock()
+}
+
+// Script queues replies, one per request, before default answers resume.
+func (s *Server) Script(replies ...Reply) {
+	s.mu.Lock()
+	s.script = append(s.script, replies...)
+	s.mu.Unlock()
+}
+
+// Calls returns the requests received so far.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Call, len(s.calls))
+	for i, c := range s.calls {
+		c.Header = c.Header.Clone()
+		c.Body = append([]byte(nil), c.Body...)
+		out[i] = c
+	}
+	return out
+}
+
+// CallCount returns how many requests were received.
+func (s *Server) CallCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls)
+}
+
+// Answer is the default answer's content for a user prompt: a short
+// analysis text that carries a hash of the prompt, so different prompts get
+// different answers and the same prompt the same one.
+func Answer(prompt string) string {
+	sum := sha256.Sum256([]byte(prompt))
+	h := hex.EncodeToString(sum[:6])
+	return "## Summary\nFake analysis " + h + ": the filings cluster in a few related technology areas, " +
+		"and the recent ones extend earlier claims rather than open new fields.\n\n" +
+		"## Competitive implications\nIncremental, defensive portfolio growth (fingerprint " + h + ")."
+}
+
+// Tokens is the fake's token count for text: one per four characters,
+// rounded up.
+func Tokens(text string) int {
+	return (utf8.RuneCountInString(text) + 3) / 4
+}
+
+// Completion returns a successful answer body in OpenRouter's format.
+func Completion(model, content string, promptTokens, completionTokens int) string {
+	return completionBody("gen-1767225600-fake000000000000", time.Now().Unix(), model, content, promptTokens, completionTokens)
+}
+
+// Fixture returns testdata/name (e.g. "success.json"). It panics when there
+// is no such file.
+func Fixture(name string) string {
+	b, err := fixtures.ReadFile("testdata/" + name)
+	if err != nil {
+		panic(fmt.Sprintf("llmtest: no fixture %q", name))
+	}
+	return string(b)
+}
+
+// ErrorBody returns OpenRouter's error body for status: the file
+// testdata/error_<status>.json when there is one, else a body of the same
+// shape with the status text as message.
+func ErrorBody(status int) string {
+	if b, err := fixtures.ReadFile(fmt.Sprintf("testdata/error_%d.json", status)); err == nil {
+		return string(b)
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": status, "message": http.StatusText(status)}})
+	return string(b)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	call := Call{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: time.Now()}
+	if err := json.Unmarshal(body, &call.Request); err != nil {
+		call.Request = ChatRequest{}
+		call.DecodeErr = err.Error()
+	}
+
+	s.mu.Lock()
+	s.calls = append(s.calls, call)
+	s.seq++
+	seq := s.seq
+	latency := s.latency
+	answered := s.answered
+	var reply *Reply
+	if len(s.script) > 0 {
+		reply = &s.script[0]
+		s.script = s.script[1:]
+	}
+	s.mu.Unlock()
+
+	if reply != nil {
+		latency += reply.Delay
+	}
+	if latency > 0 {
+		select {
+		case <-time.After(latency):
+		case <-r.Context().Done():
+			return
+		}
+	}
+
+	if reply != nil && (reply.Body != "" || (reply.Status != 0 && reply.Status != http.StatusOK)) {
+		status := reply.Status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		b := reply.Body
+		if b == "" {
+			b = ErrorBody(status)
+		}
+		for k, vs := range reply.Header {
+			w.Header()[k] = vs
+		}
+		ct := reply.ContentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(status)
+		io.WriteString(w, b)
+		return
+	}
+	var header http.Header
+	if reply != nil {
+		header = reply.Header
+	}
+
+	switch {
+	case r.URL.Path != Path:
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	case r.Method != http.MethodPost:
+		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return
+	case !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") ||
+		strings.TrimSpace(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")) == "":
+		writeError(w, http.StatusUnauthorized, "No auth credentials found")
+		return
+	case call.DecodeErr != "":
+		writeError(w, http.StatusBadRequest, "Invalid JSON body")
+		return
+	case call.Request.Model == "":
+		writeError(w, http.StatusBadRequest, "No models provided")
+		return
+	case len(call.Request.Messages) == 0:
+		writeError(w, http.StatusBadRequest, `Input required: specify "prompt" or "messages"`)
+		return
+	case call.Request.Stream:
+		writeError(w, http.StatusBadRequest, "the fake does not stream")
+		return
+	}
+
+	prompt, promptTokens := "", 0
+	for _, m := range call.Request.Messages {
+		promptTokens += Tokens(m.Content)
+		if m.Role == "user" {
+			prompt = m.Content
+		}
+	}
+	model := call.Request.Model
+	if answered != "" {
+		model = answered
+	}
+	content := Answer(prompt)
+	now := time.Now().Unix()
+	id := fmt.Sprintf("gen-%d-fake%016d", now, seq)
+	for k, vs := range header {
+		w.Header()[k] = vs
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, completionBody(id, now, model, content, promptTokens, Tokens(content)))
+}
+
+// completionBody renders a chat completion as OpenRouter does.
+func completionBody(id string, created int64, model, content string, promptTokens, completionTokens int) string {
+	provider := model
+	if p, _, ok := strings.Cut(model, "/"); ok {
+		provider = p
+	}
+	b, err := json.Marshal(map[string]any{
+		"id":       id,
+		"provider": provider,
+		"model":    model,
+		"object":   "chat.completion",
+		"created":  created,
+		"choices": []any{map[string]any{
+			"logprobs":             nil,
+			"finish_reason":        "stop",
+			"native_finish_reason": "stop",
+			"index":                0,
+			"message":              map[string]any{"role": "assistant", "content": content, "refusal": nil, "reasoning": nil},
+		}},
+		"usage": map[string]any{
+			"prompt_tokens":     promptTokens,
+			"completion_tokens": completionTokens,
+			"total_tokens":      promptTokens + completionTokens,
+		},
+	})
+	if err != nil {
+		panic(err) // only plain values above
+	}
+	return string(b)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "message": msg}})
+}

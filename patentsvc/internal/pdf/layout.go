@@ -1,0 +1,582 @@
+package pdf
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	lpdf "github.com/ledongthuc/pdf"
+)
+
+// This file turns one page's content stream into lines of text in reading
+// order. It walks the stream with lpdf.Interpret rather than calling
+// Page.GetTextByRow: GetTextByRow only follows Tm (it ignores Td, TD, T*,
+// cm and Tz), so on the OCR text layers of Google Patents PDFs, where every
+// word is placed with its own Td inside a scaled coordinate system, all the
+// words of a line get the same x and come back in arbitrary order. Content()
+// tracks the full state but is per glyph and takes Courier's missing widths
+// as zero. Here each shown string becomes one span with its start and end
+// in page space.
+
+// span is one string shown on a page, in default user space (points).
+type span struct {
+	x0, x1, y float64 // start and end of the baseline
+	size      float64 // font size after all scaling
+	text      string
+}
+
+// mat is a PDF transformation matrix [a b c d e f].
+type mat [6]float64
+
+var identity = mat{1, 0, 0, 1, 0, 0}
+
+// mul returns m×n (m applied first, then n), as in the PDF spec.
+func (m mat) mul(n mat) mat {
+	return mat{
+		m[0]*n[0] + m[1]*n[2],
+		m[0]*n[1] + m[1]*n[3],
+		m[2]*n[0] + m[3]*n[2],
+		m[2]*n[1] + m[3]*n[3],
+		m[4]*n[0] + m[5]*n[2] + n[4],
+		m[4]*n[1] + m[5]*n[3] + n[5],
+	}
+}
+
+func (m mat) apply(x, y float64) (float64, float64) {
+	return x*m[0] + y*m[2] + m[4], x*m[1] + y*m[3] + m[5]
+}
+
+func translate(tx, ty float64) mat { return mat{1, 0, 0, 1, tx, ty} }
+
+// fontInfo caches what the walker needs about one font resource.
+type fontInfo struct {
+	enc     lpdf.TextEncoding
+	twoByte bool // composite font: two bytes per code
+	first   int
+	widths  []float64
+	dflt    float64 // width used when the font gives none, in 1/1000 em
+}
+
+func (f *fontInfo) width(code int) float64 {
+	if i := code - f.first; i >= 0 && i < len(f.widths) && f.widths[i] > 0 {
+		return f.widths[i]
+	}
+	return f.dflt
+}
+
+// maxTreeDepth bounds walks up and down the page tree, so that a cyclic
+// Parent or Kids entry in a hostile file cannot loop forever.
+const maxTreeDepth = 32
+
+// inherited looks key up on the page and its ancestors.
+func inherited(page lpdf.Value, key string) lpdf.Value {
+	v := page
+	for i := 0; i < maxTreeDepth && !v.IsNull(); i++ {
+		if r := v.Key(key); !r.IsNull() {
+			return r
+		}
+		v = v.Key("Parent")
+	}
+	return lpdf.Value{}
+}
+
+func loadFont(v lpdf.Value) *fontInfo {
+	f := lpdf.Font{V: v}
+	fi := &fontInfo{dflt: 500}
+	if strings.Contains(f.BaseFont(), "Courier") {
+		fi.dflt = 600
+	}
+	if v.Key("Subtype").Name() == "Type0" {
+		fi.twoByte = true
+		if dw := v.Key("DescendantFonts").Index(0).Key("DW"); !dw.IsNull() {
+			fi.dflt = dw.Float64()
+		} else {
+			fi.dflt = 1000
+		}
+		// Per-glyph widths of CID fonts (the W array) are not read; the
+		// default width is close enough for line building.
+		fi.dflt /= 2
+	} else {
+		fi.first = f.FirstChar()
+		w := v.Key("Widths")
+		n := w.Len()
+		if n > 4096 {
+			n = 4096
+		}
+		fi.widths = make([]float64, n)
+		for i := range n {
+			fi.widths[i] = w.Index(i).Float64()
+		}
+	}
+	fi.enc = f.Encoder()
+	if fi.enc == nil {
+		fi.enc = identityEncoding{}
+	}
+	return fi
+}
+
+// identityEncoding passes bytes through; it stands in when a font has no
+// usable encoding.
+type identityEncoding struct{}
+
+func (identityEncoding) Decode(raw string) string { return raw }
+
+// gstate is the part of the graphics and text state that positions text.
+type gstate struct {
+	ctm                mat
+	tc, tw, th, tl, ts float64
+	font               *fontInfo
+	tfs                float64
+}
+
+// opCheckEvery is how many content-stream operators run between two
+// context checks.
+const opCheckEvery = 4096
+
+// abortWalk is the panic value used to stop Interpret when ctx is done.
+type abortWalk struct{ err error }
+
+// pageText is what pageSpans has read of a page so far: when the page's
+// content turns out to be broken half way, the text before the break is
+// kept.
+type pageText struct {
+	spans []span
+	width float64
+}
+
+// maxSpans bounds the spans kept per page; a dense page of text has a few
+// thousand.
+const maxSpans = 200000
+
+// pageSpans reads the text spans of one page, and its width, into t. It
+// may panic on malformed content; the caller recovers.
+func pageSpans(ctx context.Context, page lpdf.Value, t *pageText) {
+	t.width = 612 // US Letter, when the page has no usable MediaBox
+	if mb := inherited(page, "MediaBox"); mb.Len() == 4 {
+		if w := math.Abs(mb.Index(2).Float64() - mb.Index(0).Float64()); w > 50 && w < 20000 {
+			t.width = w
+		}
+	}
+	contents := page.Key("Contents")
+	if contents.IsNull() {
+		return
+	}
+	resFonts := inherited(page, "Resources").Key("Font")
+	fonts := map[string]*fontInfo{}
+
+	g := gstate{ctm: identity, th: 1}
+	var stack []gstate
+	tm, tlm := identity, identity
+	ops := 0
+
+	show := func(raw string) {
+		if g.font == nil {
+			g.font = &fontInfo{enc: identityEncoding{}, dflt: 500}
+		}
+		text := g.font.enc.Decode(raw)
+		var adv float64 // advance in unscaled text space
+		step := 1
+		if g.font.twoByte {
+			step = 2
+		}
+		for i := 0; i+step <= len(raw); i += step {
+			code := int(raw[i])
+			if step == 2 {
+				code = code<<8 | int(raw[i+1])
+			}
+			w := g.font.width(code)/1000*g.tfs + g.tc
+			if step == 1 && raw[i] == ' ' {
+				w += g.tw
+			}
+			adv += w * g.th
+		}
+		trm := mat{g.tfs * g.th, 0, 0, g.tfs, 0, g.ts}.mul(tm).mul(g.ctm)
+		end := translate(adv, 0).mul(tm).mul(g.ctm)
+		x0, y := trm[4], trm[5]
+		x1, _ := end.apply(0, g.ts)
+		size := math.Hypot(trm[2], trm[3])
+		tm = translate(adv, 0).mul(tm)
+		if strings.TrimSpace(text) == "" {
+			return
+		}
+		if x1 < x0 {
+			x0, x1 = x1, x0
+		}
+		if len(t.spans) < maxSpans {
+			t.spans = append(t.spans, span{x0: x0, x1: x1, y: y, size: size, text: text})
+		}
+	}
+
+	do := func(stk *lpdf.Stack, op string) {
+		ops++
+		if ops%opCheckEvery == 0 && ctx.Err() != nil {
+			panic(abortWalk{ctx.Err()})
+		}
+		n := stk.Len()
+		args := make([]lpdf.Value, n)
+		for i := n - 1; i >= 0; i-- {
+			args[i] = stk.Pop()
+		}
+		num := func(i int) float64 {
+			if i < len(args) {
+				return args[i].Float64()
+			}
+			return 0
+		}
+		switch op {
+		case "q":
+			if len(stack) < 1024 {
+				stack = append(stack, g)
+			}
+		case "Q":
+			if len(stack) > 0 {
+				g = stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+			}
+		case "cm":
+			if n == 6 {
+				g.ctm = mat{num(0), num(1), num(2), num(3), num(4), num(5)}.mul(g.ctm)
+			}
+		case "BT":
+			tm, tlm = identity, identity
+		case "Tc":
+			g.tc = num(0)
+		case "Tw":
+			g.tw = num(0)
+		case "Tz":
+			g.th = num(0) / 100
+		case "TL":
+			g.tl = num(0)
+		case "Ts":
+			g.ts = num(0)
+		case "Tf":
+			if n == 2 {
+				name := args[0].Name()
+				fi, ok := fonts[name]
+				if !ok {
+					fi = loadFont(resFonts.Key(name))
+					fonts[name] = fi
+				}
+				g.font = fi
+				g.tfs = num(1)
+			}
+		case "Td", "TD":
+			if n == 2 {
+				if op == "TD" {
+					g.tl = -num(1)
+				}
+				tlm = translate(num(0), num(1)).mul(tlm)
+				tm = tlm
+			}
+		case "Tm":
+			if n == 6 {
+				tlm = mat{num(0), num(1), num(2), num(3), num(4), num(5)}
+				tm = tlm
+			}
+		case "T*":
+			tlm = translate(0, -g.tl).mul(tlm)
+			tm = tlm
+		case "Tj":
+			if n == 1 {
+				show(args[0].RawString())
+			}
+		case "'", "\"":
+			if op == "\"" && n == 3 {
+				g.tw, g.tc = num(0), num(1)
+				args = args[2:]
+			}
+			tlm = translate(0, -g.tl).mul(tlm)
+			tm = tlm
+			if len(args) == 1 {
+				show(args[0].RawString())
+			}
+		case "TJ":
+			if n != 1 {
+				return
+			}
+			a := args[0]
+			for i := 0; i < a.Len(); i++ {
+				e := a.Index(i)
+				switch e.Kind() {
+				case lpdf.String:
+					show(e.RawString())
+				case lpdf.Integer, lpdf.Real:
+					adj := -e.Float64() / 1000
+					if adj > 0.25 {
+						// A wide kern inside TJ is how many producers
+						// write a word space.
+						appendSpace(t.spans)
+					}
+					tm = translate(adj*g.tfs*g.th, 0).mul(tm)
+				}
+			}
+		}
+	}
+	// Interpret joins the streams of a Contents array without a separator,
+	// so "q" at the end of one and "q" at the start of the next read as
+	// "qq"; the spec says the boundary is whitespace. Interpret each stream
+	// on its own, with the same state.
+	if contents.Kind() == lpdf.Array {
+		for i := 0; i < contents.Len() && i < 10000; i++ {
+			lpdf.Interpret(contents.Index(i), do)
+		}
+	} else {
+		lpdf.Interpret(contents, do)
+	}
+}
+
+// appendSpace marks the last span as ending in a space, so that line
+// building separates it from the next one even when they touch.
+func appendSpace(spans []span) {
+	if n := len(spans); n > 0 && !strings.HasSuffix(spans[n-1].text, " ") {
+		spans[n-1].text += " "
+	}
+}
+
+// row is a set of spans sharing a baseline.
+type row struct {
+	y     float64
+	size  float64
+	spans []span
+}
+
+// pageLines rebuilds the page's lines in reading order.
+//
+// Rows are found by baseline. When the page has a gutter, a vertical strip
+// near the middle that text does not cross, each row is split there and
+// consecutive half-rows are read as columns, left before right; a row that
+// crosses the gutter (a title, a single-column paragraph) ends the column
+// run before it. Line numbers in the gutter and column numbers at the top
+// of the page are dropped.
+func pageLines(spans []span, width float64) []string {
+	if len(spans) == 0 {
+		return nil
+	}
+	rows := groupRows(spans)
+	lay := newLayout(spans, rows, width)
+	var out, left, right []string
+	flush := func() {
+		out = append(out, left...)
+		out = append(out, right...)
+		left, right = left[:0], right[:0]
+	}
+	for _, r := range rows {
+		gutter := lay.gutterNumbers(r)
+		kept := r.spans[:0:0]
+		crossing := false
+		for i, s := range r.spans {
+			if gutter[i] {
+				continue
+			}
+			kept = append(kept, s)
+			if lay.crosses(s) {
+				crossing = true
+			}
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		top := r.y > lay.topY-4*lay.body
+		if crossing {
+			flush()
+			if line := joinSpans(kept); !(top && isNumber(line)) {
+				out = append(out, line)
+			}
+			continue
+		}
+		var l, rt []span
+		for _, s := range kept {
+			if (s.x0+s.x1)/2 < lay.split {
+				l = append(l, s)
+			} else {
+				rt = append(rt, s)
+			}
+		}
+		// A lone number at the top of a column is its column number.
+		if line := joinSpans(l); len(l) > 0 && !(top && isNumber(line)) {
+			left = append(left, line)
+		}
+		if line := joinSpans(rt); len(rt) > 0 && !(top && isNumber(line)) {
+			right = append(right, line)
+		}
+	}
+	flush()
+	return out
+}
+
+// layout is what pageLines knows about a page's geometry.
+type layout struct {
+	mid    float64 // the page's middle
+	split  float64 // where rows are split into columns
+	g0, g1 float64 // the gutter, when g1 > g0
+	body   float64 // font size of the body text
+	topY   float64 // baseline of the top row
+}
+
+func newLayout(spans []span, rows []row, width float64) layout {
+	lay := layout{mid: width / 2, split: width / 2, body: medianSize(spans), topY: rows[0].y}
+	// Coverage of the strip around the middle by spans that are not bare
+	// numbers, in one-point steps.
+	const reach = 60
+	var cover [2*reach + 1]int
+	for _, s := range spans {
+		if isNumber(s.text) {
+			continue
+		}
+		for x := max(int(math.Ceil(s.x0-lay.mid)), -reach); x <= min(int(math.Floor(s.x1-lay.mid)), reach); x++ {
+			cover[x+reach]++
+		}
+	}
+	limit := max(1, len(rows)/30)
+	if cover[reach] > limit {
+		return lay // text runs through the middle: one column
+	}
+	lo, hi := reach, reach
+	for lo > 0 && cover[lo-1] <= limit {
+		lo--
+	}
+	for hi < 2*reach && cover[hi+1] <= limit {
+		hi++
+	}
+	if hi-lo >= 4 && lo > 0 && hi < 2*reach {
+		lay.g0, lay.g1 = lay.mid+float64(lo-reach), lay.mid+float64(hi-reach)
+		lay.split = (lay.g0 + lay.g1) / 2
+	}
+	return lay
+}
+
+// crosses reports whether s runs across the gutter, or across the middle
+// of a page without one.
+func (l layout) crosses(s span) bool {
+	if l.g1 > l.g0 {
+		return min(s.x1, l.g1)-max(s.x0, l.g0) > 2
+	}
+	return s.x0 < l.mid-2 && s.x1 > l.mid+2
+}
+
+// gutterNumbers marks the spans of a row that are line numbers printed in
+// the gutter between two columns (5, 10, ..., 65). When the page has a
+// gutter they are the bare numbers inside it; otherwise multiples of five
+// near the middle (a full-width table or title hides the gutter of a page
+// that is otherwise in columns). The INID codes of a front page's right column, "(10)", "(45)", sit
+// near the middle too; they are told apart by their brackets.
+func (l layout) gutterNumbers(r row) []bool {
+	marks := make([]bool, len(r.spans))
+	for i, s := range r.spans {
+		t := strings.TrimSpace(s.text)
+		n, err := strconv.Atoi(t)
+		if err != nil || len(t) > 2 {
+			continue
+		}
+		size := math.Max(s.size, 4)
+		touches := func(gap float64) bool { return gap < 0.5*size }
+		var before, after string
+		gapBefore, gapAfter := math.Inf(1), math.Inf(1)
+		if i > 0 {
+			before = strings.TrimSpace(r.spans[i-1].text)
+			gapBefore = s.x0 - r.spans[i-1].x1
+		}
+		if i+1 < len(r.spans) {
+			after = strings.TrimSpace(r.spans[i+1].text)
+			gapAfter = r.spans[i+1].x0 - s.x1
+		}
+		if strings.HasSuffix(before, "(") && touches(gapBefore) || strings.HasPrefix(after, ")") && touches(gapAfter) {
+			continue // an INID code
+		}
+		c := (s.x0 + s.x1) / 2
+		if l.g1 > l.g0 {
+			marks[i] = c > l.g0-2 && c < l.g1+2
+			continue
+		}
+		if n%5 != 0 || n == 0 || n > 70 || math.Abs(c-l.mid) > 0.06*l.mid {
+			continue
+		}
+		// Printed smaller, standing apart, or right on the middle, where
+		// no word of a two-column page can be.
+		if s.size < 0.85*l.body || !touches(gapBefore) && !touches(gapAfter) || s.x0 < l.mid && s.x1 > l.mid {
+			marks[i] = true
+		}
+	}
+	return marks
+}
+
+// isNumber reports whether s is a bare number of up to three digits, with
+// an optional trailing period (OCR reads a column number "1" as "1.").
+func isNumber(s string) bool {
+	s = strings.TrimSuffix(strings.TrimSpace(s), ".")
+	if s == "" || len(s) > 3 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// medianSize is the median font size of the spans, weighted by their
+// length: the size of the page's body text.
+func medianSize(spans []span) float64 {
+	type sz struct{ size, weight float64 }
+	all := make([]sz, 0, len(spans))
+	total := 0.0
+	for _, s := range spans {
+		w := float64(len(s.text))
+		all = append(all, sz{s.size, w})
+		total += w
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].size < all[j].size })
+	acc := 0.0
+	for _, a := range all {
+		acc += a.weight
+		if acc >= total/2 {
+			return a.size
+		}
+	}
+	return 0
+}
+
+// groupRows clusters spans whose baselines are within a fraction of the
+// font size, top to bottom, each row's spans left to right.
+func groupRows(spans []span) []row {
+	sorted := make([]span, len(spans))
+	copy(sorted, spans)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].y > sorted[j].y })
+	var rows []row
+	for _, s := range sorted {
+		if n := len(rows); n > 0 {
+			r := &rows[n-1]
+			tol := 0.4 * math.Max(math.Min(r.size, s.size), 1)
+			if math.Abs(r.y-s.y) <= tol {
+				r.spans = append(r.spans, s)
+				continue
+			}
+		}
+		rows = append(rows, row{y: s.y, size: s.size, spans: []span{s}})
+	}
+	for i := range rows {
+		sort.SliceStable(rows[i].spans, func(a, b int) bool { return rows[i].spans[a].x0 < rows[i].spans[b].x0 })
+	}
+	return rows
+}
+
+// joinSpans writes a row's spans as one line, putting a space between two
+// spans unless they touch and neither already has one.
+func joinSpans(spans []span) string {
+	var b strings.Builder
+	for i, s := range spans {
+		if i > 0 {
+			prev := spans[i-1]
+			gap := s.x0 - prev.x1
+			size := math.Max(math.Min(prev.size, s.size), 1)
+			if gap > 0.15*size && !strings.HasSuffix(prev.text, " ") && !strings.HasPrefix(s.text, " ") {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(s.text)
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}

@@ -1,0 +1,188 @@
+package serpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// patentIDPattern is the service's patent id rule (decisions.md: results
+// whose publication number breaks it are skipped; ids end up in storage
+// keys).
+var patentIDPattern = regexp.MustCompile(`^[A-Z]{2}[A-Z0-9]{1,20}$`)
+
+// urlPattern finds URLs in upstream text, which errors must not carry.
+var urlPattern = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s"'<>]*`)
+
+// errorMessage returns the "error" string of a SerpApi JSON answer, or "".
+func errorMessage(body []byte) string {
+	var a struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(body), &a) != nil {
+		return ""
+	}
+	return str(a.Error)
+}
+
+// isNoResults reports whether a 200's error says the search found nothing
+// ("Google Patents hasn't returned any results for this query."), which is
+// an empty answer, not a failure.
+func isNoResults(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "returned any results") || strings.Contains(m, "no results")
+}
+
+// parseAnswer maps the body of a 200 answer to a Result holding at most
+// limit patents (all when limit <= 0). quote prepares upstream text for an
+// error message. Every error wraps ErrUpstream (and never ErrQuota): the
+// body is not a JSON object, organic_results is not a list, the search
+// failed (search_metadata.status "Error", an error other than "no
+// results", organic_results_state "Bad request."), or the object is not a
+// search answer at all.
+func parseAnswer(body []byte, limit int, quote func(string) string) (Result, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return Result{}, fmt.Errorf("%w: empty answer", ErrUpstream)
+	}
+	if trimmed[0] != '{' {
+		if trimmed[0] == '<' {
+			return Result{}, fmt.Errorf("%w: answer is HTML or XML, not JSON", ErrUpstream)
+		}
+		return Result{}, fmt.Errorf("%w: answer is not a JSON object", ErrUpstream)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &top); err != nil {
+		// Truncated, trailing garbage or a syntax error: the body starts
+		// like an object, so it cannot be another JSON type.
+		return Result{}, fmt.Errorf("%w: answer is not valid JSON", ErrUpstream)
+	}
+
+	meta := object(top["search_metadata"])
+	info := object(top["search_information"])
+	upstreamErr := str(top["error"])
+	var organic []json.RawMessage
+	if raw, ok := top["organic_results"]; ok && !isNull(raw) {
+		if err := json.Unmarshal(raw, &organic); err != nil {
+			return Result{}, fmt.Errorf("%w: organic_results is not a list", ErrUpstream)
+		}
+	}
+
+	if strings.EqualFold(str(meta["status"]), "Error") {
+		return Result{}, fmt.Errorf("%w: search status error: %s", ErrUpstream, quote(upstreamErr))
+	}
+	total, ok := count(info["total_results"])
+	if !ok {
+		total = len(organic)
+	}
+	res := Result{TotalResults: total, Patents: []Patent{}}
+	if len(organic) == 0 {
+		switch {
+		case upstreamErr != "" && isNoResults(upstreamErr):
+			return res, nil
+		case upstreamErr != "":
+			return Result{}, fmt.Errorf("%w: search error: %s", ErrUpstream, quote(upstreamErr))
+		case strings.Contains(strings.ToLower(str(info["organic_results_state"])), "bad request"):
+			return Result{}, fmt.Errorf("%w: search state: %s", ErrUpstream, quote(str(info["organic_results_state"])))
+		case meta == nil && top["organic_results"] == nil:
+			return Result{}, fmt.Errorf("%w: answer is not a search result", ErrUpstream)
+		}
+		return res, nil
+	}
+
+	seen := make(map[string]bool, len(organic))
+	for _, raw := range organic {
+		if limit > 0 && len(res.Patents) >= limit {
+			break
+		}
+		r := object(raw)
+		if r == nil {
+			continue
+		}
+		id := str(r["publication_number"])
+		pdf := str(r["pdf"])
+		if !patentIDPattern.MatchString(id) || !pdfLink(pdf) || seen[id] {
+			continue
+		}
+		seen[id] = true
+		res.Patents = append(res.Patents, Patent{
+			PatentID:        id,
+			Title:           str(r["title"]),
+			PublicationDate: str(r["publication_date"]),
+			PDFLink:         pdf,
+			Snippet:         str(r["snippet"]),
+			Assignee:        str(r["assignee"]),
+		})
+	}
+	return res, nil
+}
+
+// pdfLink reports whether s can be a PDF download: an absolute http(s) URL
+// with a host and no user info whose path (query and fragment aside) ends
+// in .pdf, case-insensitively. SerpApi once sent a bare
+// https://patentimages.storage.googleapis.com/ for patents without a PDF
+// (public-roadmap #1392).
+func pdfLink(s string) bool {
+	if s == "" {
+		return false
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
+		return false
+	}
+	return strings.HasSuffix(strings.ToLower(u.Path), ".pdf")
+}
+
+// object decodes raw as a JSON object, nil when it is anything else.
+func object(raw json.RawMessage) map[string]json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// str decodes raw as a JSON string, trimmed; "" for anything else.
+func str(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return strings.TrimSpace(s)
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// count decodes a result count: a non-negative integral JSON number, or a
+// string of digits (thousands separators allowed).
+func count(raw json.RawMessage) (int, bool) {
+	if len(raw) == 0 {
+		return 0, false
+	}
+	text := string(raw)
+	if s := str(raw); s != "" {
+		text = strings.ReplaceAll(s, ",", "")
+	}
+	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+		if n < 0 || n > math.MaxInt32 {
+			return 0, false
+		}
+		return int(n), true
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || f < 0 || f > math.MaxInt32 || f != math.Trunc(f) || strings.ContainsAny(text, "xXpP_") {
+		return 0, false
+	}
+	return int(f), true
+}

@@ -1,0 +1,188 @@
+package serpapi
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
+)
+
+// FuzzParseAnswer feeds arbitrary bodies to the answer parser: it must
+// never panic, fail only with ErrUpstream (never ErrQuota) and no data, and
+// every patent it keeps must follow the filtering rules.
+func FuzzParseAnswer(f *testing.F) {
+	paths, err := filepath.Glob("serpapitest/testdata/*.json")
+	if err != nil || len(paths) == 0 {
+		f.Fatalf("no fixtures in serpapitest/testdata (err %v)", err)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, int8(10))
+	}
+	for _, s := range []string{
+		"",
+		" ",
+		"{}",
+		"[]",
+		"null",
+		"<html><body>maintenance</body></html>",
+		`{"organic_results":[]}`,
+		`{"organic_results":null}`,
+		`{"organic_results":{}}`,
+		`{"organic_results":[null,1,"x",[],{}]}`,
+		`{"search_metadata":"x","organic_results":[{"publication_number":"US1B2","pdf":"https://h/a.pdf"}]}`,
+		`{"search_metadata":{"status":"Error"}}`,
+		`{"search_metadata":{"status":"error"},"organic_results":[{"publication_number":"US1B2","pdf":"https://h/a.pdf"}]}`,
+		`{"search_metadata":{"status":7},"error":7}`,
+		`{"error":"Google Patents hasn't returned any results for this query."}`,
+		`{"error":"Your account has run out of searches."}`,
+		`{"search_information":{"organic_results_state":"Bad request."}}`,
+		`{"search_information":{"total_results":-1},"organic_results":[{}]}`,
+		`{"search_information":{"total_results":"1e400"},"organic_results":[{}]}`,
+		`{"search_information":{"total_results":1e400},"organic_results":[{}]}`,
+		`{"search_information":{"total_results":"NaN"},"organic_results":[{}]}`,
+		`{"search_information":{"total_results":"0x10"},"organic_results":[{}]}`,
+		`{"search_information":{"total_results":"9223372036854775808"},"organic_results":[{}]}`,
+		`{"organic_results":[{"publication_number":"US1B2","pdf":"https://h/a.pdf"},{"publication_number":"US1B2","pdf":"https://h/b.pdf"}]}`,
+		`{"organic_results":[{"publication_number":"US1B2","pdf":"https://u:p@h/a.pdf"}]}`,
+		`{"organic_results":[{"publication_number":"US1B2","pdf":"https://h/a.pdf?x.pdf"}]}`,
+		`{"organic_results":[{"publication_number":"US1B2","pdf":"https://h/%2e%70%64%66"}]}`,
+		`{"organic_results":[{"publication_number":"US1B2","pdf":"https://[::1/a.pdf"}]}`,
+		`{"organic_results":[{"publication_number":"US1B2","pdf":"https:///a.pdf"}]}`,
+		`{"organic_results":[{"publication_number":"US\u00c91B2","pdf":"https://h/a.pdf"}]}`,
+		"{\"organic_results\":[{\"publication_number\":\"US1B2\",\"title\":\"\xff\xfe\",\"pdf\":\"https://h/a.pdf\"}]}",
+		`{"organic_results":[{"publication_number":"US1B2\n","pdf":" https://h/a.pdf "}]}`,
+	} {
+		f.Add([]byte(s), int8(0))
+		f.Add([]byte(s), int8(1))
+	}
+
+	f.Fuzz(func(t *testing.T, body []byte, limit int8) {
+		res, err := parseAnswer(body, int(limit), strconv.Quote)
+		if err != nil {
+			if !errors.Is(err, ErrUpstream) || errors.Is(err, ErrQuota) {
+				t.Errorf("parseAnswer(%q) error = %v, want ErrUpstream and not ErrQuota", body, err)
+			}
+			if res.TotalResults != 0 || res.Patents != nil {
+				t.Errorf("parseAnswer(%q) = %+v with error %v, want the zero Result", body, res, err)
+			}
+			return
+		}
+		if res.Patents == nil {
+			t.Errorf("parseAnswer(%q) Patents = nil, want non-nil", body)
+		}
+		if res.TotalResults < 0 {
+			t.Errorf("parseAnswer(%q) TotalResults = %d, want >= 0", body, res.TotalResults)
+		}
+		if limit > 0 && len(res.Patents) > int(limit) {
+			t.Errorf("parseAnswer(%q, %d) kept %d patents, want at most %d", body, limit, len(res.Patents), limit)
+		}
+		seen := map[string]bool{}
+		for i, p := range res.Patents {
+			if !patentIDPattern.MatchString(p.PatentID) {
+				t.Errorf("patent %d: PatentID %q breaks the pattern", i, p.PatentID)
+			}
+			if seen[p.PatentID] {
+				t.Errorf("patent %d: PatentID %q repeated", i, p.PatentID)
+			}
+			seen[p.PatentID] = true
+			lower := strings.ToLower(p.PDFLink)
+			if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") || !pdfLink(p.PDFLink) {
+				t.Errorf("patent %d: PDFLink %q is not an http(s) PDF link", i, p.PDFLink)
+			}
+			for name, s := range map[string]string{"Title": p.Title, "PublicationDate": p.PublicationDate, "Snippet": p.Snippet, "Assignee": p.Assignee, "PDFLink": p.PDFLink} {
+				if s != strings.TrimSpace(s) {
+					t.Errorf("patent %d: %s = %q, want trimmed", i, name, s)
+				}
+			}
+		}
+	})
+}
+
+func TestParseRecordedFixture(t *testing.T) {
+	res, err := parseAnswer(serpapitest.RecordedSearch(), 0, strconv.Quote)
+	if err != nil || res.TotalResults != 125048 || len(res.Patents) != 2 {
+		t.Fatalf("parseAnswer(recorded) = %+v, %v, want 2 patents of 125048", res, err)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		in     string
+		want   time.Duration
+		wantOK bool
+	}{
+		{"", 0, false},
+		{"0", 0, true},
+		{"3", 3 * time.Second, true},
+		{" 7 ", 7 * time.Second, true},
+		{"-1", 0, false},
+		{"1.5", 0, false},
+		{"soon", 0, false},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
+		{"99999999999999999999", 0, false},
+	} {
+		got, ok := retryAfter(tt.in, now)
+		if got != tt.want || ok != tt.wantOK {
+			t.Errorf("retryAfter(%q) = %v, %t, want %v, %t", tt.in, got, ok, tt.want, tt.wantOK)
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	lo, hi := 250*time.Millisecond, 4*time.Second
+	for attempt := range 8 {
+		base := min(lo<<attempt, hi)
+		for range 50 {
+			if got := backoff(lo, hi, attempt, nil); got < base/2 || got > base {
+				t.Fatalf("backoff(attempt %d) = %v, want in [%v, %v]", attempt, got, base/2, base)
+			}
+		}
+	}
+	for _, tt := range []struct {
+		status int
+		header string
+		want   time.Duration
+	}{
+		{http.StatusTooManyRequests, "2", 2 * time.Second},
+		{http.StatusServiceUnavailable, "1", time.Second},
+		{http.StatusTooManyRequests, "3600", hi},
+	} {
+		resp := &http.Response{StatusCode: tt.status, Header: http.Header{"Retry-After": {tt.header}}}
+		if got := backoff(lo, hi, 0, resp); got != tt.want {
+			t.Errorf("backoff(%d, Retry-After %s) = %v, want %v", tt.status, tt.header, got, tt.want)
+		}
+	}
+	resp := &http.Response{StatusCode: http.StatusInternalServerError, Header: http.Header{"Retry-After": {"3"}}}
+	if got := backoff(lo, hi, 0, resp); got > lo {
+		t.Errorf("backoff(500 with Retry-After) = %v, want the usual back-off (Retry-After only on 429 and 503)", got)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	c := NewClient("https://serpapi.com", "secret-key-123", time.Second, 0, nil)
+	for _, in := range []string{
+		`Get "https://serpapi.com/search.json?api_key=secret-key-123": EOF`,
+		"bad key secret-key-123",
+		"see http://127.0.0.1:9/x?api_key=secret-key-123 now",
+	} {
+		got := c.redact(errors.New(in))
+		if strings.Contains(got, "secret-key-123") || strings.Contains(got, "://") {
+			t.Errorf("redact(%q) = %q, want no key or URL", in, got)
+		}
+	}
+	if got := c.quote(strings.Repeat("é", 300)); len(got) > 210 {
+		t.Errorf("quote(600 bytes) = %d bytes, want it cut near 200", len(got))
+	}
+}

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"gorm.io/gorm/clause"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
+)
+
+type analysisRow struct {
+	ID               int64 `gorm:"primaryKey"`
+	CompanyName      *string
+	AnalysisType     string
+	PatentID         *string
+	Model            *string
+	Response         *string
+	Cached           bool
+	PromptTokens     int
+	CompletionTokens int
+	AnalyzedAt       time.Time
+}
+
+func (analysisRow) TableName() string { return "analyses" }
+
+func (r analysisRow) toDomain() patent.AnalysisRecord {
+	return patent.AnalysisRecord{ID: r.ID, CompanyName: deref(r.CompanyName), AnalysisType: r.AnalysisType,
+		PatentID: deref(r.PatentID), Model: deref(r.Model), Response: deref(r.Response), Cached: r.Cached,
+		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Timestamp: r.AnalyzedAt.UTC()}
+}
+
+// CreateAnalysis stores an analysis, stamped now unless it carries a time.
+func (s *Store) CreateAnalysis(ctx context.Context, a patent.AnalysisRecord) (patent.AnalysisRecord, error) {
+	at := a.Timestamp
+	if at.IsZero() {
+		at = s.now()
+	}
+	row := analysisRow{CompanyName: opt(a.CompanyName), AnalysisType: a.AnalysisType, PatentID: opt(a.PatentID),
+		Model: opt(a.Model), Response: opt(a.Response), Cached: a.Cached, PromptTokens: a.PromptTokens,
+		CompletionTokens: a.CompletionTokens, AnalyzedAt: utc(at)}
+	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+		return patent.AnalysisRecord{}, fmt.Errorf("store analysis: %w", err)
+	}
+	return row.toDomain(), nil
+}
+
+// ListAnalyses returns a page of non-cached analyses, newest first (ties
+// broken by id, newest first), optionally only those of a company (exact
+// name, any letter case). next is the cursor of the following page, empty
+// on the last one.
+func (s *Store) ListAnalyses(ctx context.Context, company string, limit int, after string) ([]patent.AnalysisRecord, string, error) {
+	q := s.db.WithContext(ctx).Model(&analysisRow{}).Where("NOT cached")
+	if company != "" {
+		q = q.Where("lower(company_name) = lower(?)", company)
+	}
+	if c, ok := decodeCursor(after); ok {
+		id, err := strconv.ParseInt(c.id, 10, 64)
+		if err == nil {
+			q = q.Where("(analyzed_at, id) < (?, ?)", c.at, id)
+		}
+	}
+	var rows []analysisRow
+	err := q.Order(clause.OrderBy{Columns: []clause.OrderByColumn{
+		{Column: clause.Column{Name: "analyzed_at"}, Desc: true},
+		{Column: clause.Column{Name: "id"}, Desc: true},
+	}}).Limit(limit + 1).Find(&rows).Error
+	if err != nil {
+		return nil, "", fmt.Errorf("list analyses: %w", err)
+	}
+	next := ""
+	if len(rows) > limit {
+		rows = rows[:limit]
+		last := rows[len(rows)-1]
+		next = encodeCursor(last.AnalyzedAt, strconv.FormatInt(last.ID, 10))
+	}
+	out := make([]patent.AnalysisRecord, len(rows))
+	for i, r := range rows {
+		out[i] = r.toDomain()
+	}
+	return out, next, nil
+}
+
+func opt(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,60 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm/clause"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
+)
+
+type patentRow struct {
+	PatentID        string `gorm:"primaryKey"`
+	CompanyName     *string
+	Title           *string
+	PublicationDate *string
+	PDFLink         *string `gorm:"column:pdf_link"`
+	Summary         *string
+	PDFPath         *string `gorm:"column:pdf_path"`
+	UpdatedAt       time.Time
+}
+
+func (patentRow) TableName() string { return "patents" }
+
+// UpsertPatent records what the search said of a patent. Empty fields do
+// not overwrite known ones, so a later search without a PDF link keeps the
+// cached link (the single-patent endpoint reuses it).
+func (s *Store) UpsertPatent(ctx context.Context, p patent.StoredPatent) error {
+	row := patentRow{PatentID: p.PatentID, CompanyName: opt(p.CompanyName), Title: opt(p.Title),
+		PublicationDate: opt(p.PublicationDate), PDFLink: opt(p.PDFLink), Summary: opt(p.Summary),
+		PDFPath: opt(p.PDFPath), UpdatedAt: utc(s.now())}
+	var set []string
+	for col, v := range map[string]*string{"company_name": row.CompanyName, "title": row.Title,
+		"publication_date": row.PublicationDate, "pdf_link": row.PDFLink, "summary": row.Summary, "pdf_path": row.PDFPath} {
+		if v != nil {
+			set = append(set, col)
+		}
+	}
+	set = append(set, "updated_at")
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "patent_id"}},
+		DoUpdates: clause.AssignmentColumns(set),
+	}).Create(&row).Error
+	if err != nil {
+		return fmt.Errorf("store patent %s: %w", p.PatentID, err)
+	}
+	return nil
+}
+
+// Patent returns a stored patent, or patent.ErrNotFound.
+func (s *Store) Patent(ctx context.Context, id string) (patent.StoredPatent, error) {
+	var row patentRow
+	if err := s.db.WithContext(ctx).Take(&row, "patent_id = ?", id).Error; err != nil {
+		return patent.StoredPatent{}, fmt.Errorf("patent %s: %w", id, translate(err, patent.ErrNotFound, patent.ErrConflict))
+	}
+	return patent.StoredPatent{PatentID: row.PatentID, CompanyName: deref(row.CompanyName), Title: deref(row.Title),
+		PublicationDate: deref(row.PublicationDate), PDFLink: deref(row.PDFLink), Summary: deref(row.Summary),
+		PDFPath: deref(row.PDFPath)}, nil
+}
