@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
@@ -167,5 +168,80 @@ func TestRunRefusesBadConfig(t *testing.T) {
 				t.Fatal("run started, want a configuration error")
 			}
 		})
+	}
+}
+
+// TestRunAnalysisFlow runs the service against the fakes of the search
+// API, the LLM gateway and a PDF host: a company analysis, an async job
+// polled to completion, and the listing.
+func TestRunAnalysisFlow(t *testing.T) {
+	st := storetest.Open(t, store.SQLite, time.Now) // only to build the world's fixtures
+	w := analysistest.NewWorld(t, st)
+	w.Company("Acme Corp", 2)
+	dir := t.TempDir()
+	base, stop, logs := start(t, map[string]string{
+		"DATABASE_URL": filepath.Join(dir, "patentsvc.db"), "BCRYPT_COST": "4",
+		"SERPAPI_API_KEY": "serp-key", "SERPAPI_BASE_URL": w.Serp.BaseURL(),
+		"LLM_API_KEY": "llm-key", "LLM_BASE_URL": w.LLM.BaseURL(),
+		"PDF_ALLOWED_HOSTS": "127.0.0.1", "STORAGE_DIR": filepath.Join(dir, "patents"),
+	})
+	creds := map[string]string{"email": "ada@example.com", "password": "correct horse battery"}
+	call(t, "POST", base+"/auth/register", "", creds)
+	_, tok := call(t, "POST", base+"/auth/login", "", creds)
+	access := tok["access_token"].(string)
+
+	if code, h := call(t, "GET", base+"/health", "", nil); code != 200 || h["analyzer"] != "ready" {
+		t.Fatalf("health = %d %v", code, h)
+	}
+	code, res := call(t, "GET", base+"/analyze/Acme%20Corp", access, nil)
+	if code != 200 || res["success"] != true || res["patent_count"] != 2.0 {
+		t.Fatalf("analyze = %d %v\n%s", code, res, logs)
+	}
+	code, job := call(t, "POST", base+"/analyze/batch/async", access, map[string]any{"companies": []string{"Acme Corp", "Nobody Inc"}})
+	if code != 202 {
+		t.Fatalf("async = %d %v", code, job)
+	}
+	id := job["job_id"].(string)
+	deadline := time.Now().Add(30 * time.Second)
+	for job["status"] != "completed" {
+		if time.Now().After(deadline) || job["status"] == "failed" {
+			t.Fatalf("job = %v", job)
+		}
+		time.Sleep(20 * time.Millisecond)
+		_, job = call(t, "GET", base+"/jobs/"+id, access, nil)
+	}
+	if code, page := call(t, "GET", base+"/analyze/batch?limit=1", access, nil); code != 200 || len(page["items"].([]any)) != 1 {
+		t.Errorf("listing = %d %v", code, page)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("run = %v\n%s", err, logs)
+	}
+	for _, key := range []string{"serp-key", "llm-key"} {
+		if strings.Contains(logs.String(), key) {
+			t.Errorf("logs contain %s", key)
+		}
+	}
+}
+
+func TestRunExtract(t *testing.T) {
+	var out bytes.Buffer
+	pdfPath := filepath.Join(analysistest.PDFDir(), "US8427103.pdf")
+	if err := run(context.Background(), []string{"patentsvc", "extract", pdfPath}, func(string) string { return "" }, &out); err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Pages    int
+		Abstract string
+		Claims   []struct {
+			Number      int
+			Independent bool
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil || s.Pages < 10 || s.Abstract == "" || len(s.Claims) == 0 || !s.Claims[0].Independent {
+		t.Fatalf("extract = %s (%v)", out.String(), err)
+	}
+	err := run(context.Background(), []string{"patentsvc", "extract", filepath.Join(analysistest.PDFDir(), analysistest.ScannedPDF)}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "no text layer") {
+		t.Errorf("extract of a scan = %v, want the image-only error", err)
 	}
 }

@@ -115,7 +115,7 @@ type batchRequest struct {
 // to 5 (default 3); every broken field is reported in one 422.
 func (r batchRequest) parse(def string) ([]patent.CompanyName, int, string, error) {
 	var fields []httperr.FieldError
-	if r.Companies == nil || len(r.Companies) < 1 || len(r.Companies) > batchMaxCompanies {
+	if len(r.Companies) < 1 || len(r.Companies) > batchMaxCompanies {
 		fields = append(fields, httperr.FieldError{Field: "companies", Message: fmt.Sprintf("companies must hold 1 to %d company names", batchMaxCompanies)})
 	}
 	names := make([]patent.CompanyName, 0, len(r.Companies))

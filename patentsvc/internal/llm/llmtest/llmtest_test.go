@@ -95,7 +95,7 @@ func TestFakeAnswerFormat(t *testing.T) {
 	if _, v := post(t, fake.BaseURL()+"/chat/completions", "Bearer k", `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"x"}]}`); v["model"] != "google/gemini-2.5-flash" {
 		t.Errorf("model after SetAnsweredModel = %v, want google/gemini-2.5-flash", v["model"])
 	}
-	if llmtest.Answer("a") == llmtest.Answer("b") || llmtest.Answer("a") != llmtest.Answer("a") {
+	if a1, a2 := llmtest.Answer("a"), llmtest.Answer("a"); llmtest.Answer("a") == llmtest.Answer("b") || a1 != a2 {
 		t.Errorf("Answer is not deterministic per prompt")
 	}
 }
@@ -107,7 +107,7 @@ func TestFakeScript(t *testing.T) {
 	if status, v := post(t, fake.BaseURL()+"/chat/completions", "Bearer k", good); status != 429 || !strings.Contains(v["error"].(map[string]any)["message"].(string), "Rate limit exceeded") {
 		t.Errorf("first scripted reply = %d %v, want 429 with the recorded body", status, v)
 	}
-	if status, v := post(t, fake.BaseURL()+"/chat/completions", "Bearer k", good); status != 418 || v["error"].(map[string]any)["message"] != http.StatusText(418) {
+	if status, v := post(t, fake.BaseURL()+"/chat/completions", "Bearer k", good); status != http.StatusTeapot || v["error"].(map[string]any)["message"] != http.StatusText(http.StatusTeapot) {
 		t.Errorf("second scripted reply = %d %v, want 418 with a generic error body", status, v)
 	}
 	if status, _ := post(t, fake.BaseURL()+"/chat/completions", "Bearer k", good); status != 200 {
