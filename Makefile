@@ -7,6 +7,14 @@ SERVICES := vinsvc patentsvc
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 30s
+# module:package:target
+FUZZ_TARGETS := \
+	vinsvc:./internal/vin/:FuzzParse vinsvc:./internal/vpic/:FuzzParse vinsvc:./internal/cache/:FuzzRecord \
+	vinsvc:./internal/httpapi/:FuzzParseBatchBody vinsvc:./internal/httpapi/:FuzzAppendResult \
+	patentsvc:./internal/patent/:FuzzParseCompanyName patentsvc:./internal/auth/:FuzzParse \
+	patentsvc:./internal/pdf/:FuzzExtract patentsvc:./internal/serpapi/:FuzzParseAnswer \
+	patentsvc:./internal/llm/:FuzzParseCompletion patentsvc:./internal/llm/:FuzzGatewayMessage \
+	patentsvc:./internal/webhook/:FuzzVerify
 
 .DEFAULT_GOAL := help
 .PHONY: help run run-vinsvc test vet lint fmt bench fuzz cover build tidy clean
@@ -44,14 +52,9 @@ fmt: ## fail if any file needs gofmt
 bench: ## run the benchmarks (loopback throughput vs bare Echo, 50-VIN batch, 1M-entry sweep)
 	@set -e; for m in $(MODULES); do echo "== bench $$m"; (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done
 
-fuzz: ## run each fuzz target for FUZZTIME (default 30s)
-	cd vinsvc && go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/vin/
-	cd vinsvc && go test -run '^$$' -fuzz '^FuzzParseBatchBody$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
-	cd vinsvc && go test -run '^$$' -fuzz '^FuzzAppendResult$$' -fuzztime $(FUZZTIME) ./internal/httpapi/
-	cd vinsvc && go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/vpic/
-	cd vinsvc && go test -run '^$$' -fuzz '^FuzzRecord$$' -fuzztime $(FUZZTIME) ./internal/cache/
-	cd patentsvc && go test -run '^$$' -fuzz '^FuzzParseCompanyName$$' -fuzztime $(FUZZTIME) ./internal/patent/
-	cd patentsvc && go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/auth/
+fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
+	@set -e; for t in $(FUZZ_TARGETS); do m=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; fn=$${rest#*:}; \
+		echo "== fuzz $$m $$pkg $$fn"; (cd $$m && go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg); done
 
 cover: ## test with coverage; writes coverage-<module>.out
 	@set -e; for m in $(MODULES); do (cd $$m && go test -count=1 -coverprofile=../coverage-$$m.out ./... && go tool cover -func=../coverage-$$m.out | tail -1); done

@@ -7,4 +7,5 @@
 //   - requestid: the X-Request-Id middleware and the request-scoped logger.
 //   - observe: the access log, Prometheus HTTP metrics and panic recovery.
 //   - graceful: serving an http.Server until a context ends, then draining it.
+//   - redact: text of outbound HTTP errors without URLs, hosts or addresses.
 package shared

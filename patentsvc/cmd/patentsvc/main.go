@@ -30,11 +30,14 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/httpapi"
 	"github.com/gatewayapis/patentsvc/internal/jobs"
 	"github.com/gatewayapis/patentsvc/internal/llm"
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/pdf"
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
+	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/serpapi"
 	"github.com/gatewayapis/patentsvc/internal/storage"
 	"github.com/gatewayapis/patentsvc/internal/store"
+	"github.com/gatewayapis/patentsvc/internal/webhook"
 	"github.com/gatewayapis/shared/graceful"
 	"github.com/gatewayapis/shared/observe"
 )
@@ -124,7 +127,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		llm.NewClient(cfg.LLMBaseURL, cfg.LLMAPIKey.Reveal(), cfg.LLMTimeout, cfg.UpstreamRetries, logger),
 		storage.NewDownloader(cfg.PDFAllowedHosts, cfg.PDFMaxBytes, cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
 		blobs, st, logger, time.Now)
-	runner := jobs.NewRunner(st, analyzer, processID(), cfg.JobsMaxConcurrent, nil, logger)
+	hooks := webhook.New(cfg.WebhookURLs, cfg.WebhookSecret.Reveal(), 15*time.Second, 4, time.Second, 1000, logger)
+	runner := jobs.NewRunner(st, analyzer, processID(), cfg.JobsMaxConcurrent,
+		func(j patent.Job) { hooks.Send(jobEvent(j)) }, logger)
+	schedulerState := func() string { return schedule.StateDisabled }
+	var sched *schedule.Scheduler
+	switch {
+	case !cfg.SchedulerEnabled:
+		logger.Info("scheduler disabled (SCHEDULER_ENABLED=false)")
+	case len(cfg.AnalyzerMissing()) > 0:
+		logger.Warn("scheduler disabled: the analyzer is not configured", "missing", cfg.AnalyzerMissing())
+	default:
+		sched, err = schedule.New(schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, StopTimeout: cfg.ShutdownTimeout},
+			st, analyzer, st.Elector(), func(a patent.Alert) { hooks.Send(alertEvent(a)) }, logger, time.Now)
+		if err != nil {
+			return err
+		}
+		schedulerState = sched.State
+	}
 	limits := httpapi.Limits{
 		Register: ratelimit.New("/auth/register", "5/minute", 5, time.Minute, time.Now),
 		Login:    ratelimit.New("/auth/login", "10/minute", 10, time.Minute, time.Now),
@@ -138,9 +158,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		TrustedProxies:  cfg.TrustedProxies,
 		DefaultModel:    cfg.Model,
 		AnalyzerMissing: cfg.AnalyzerMissing(),
-		// The scheduler joins with the tracking issue; until then it does
-		// not run, whatever SCHEDULER_ENABLED says.
-		Scheduler: func() string { return "disabled" },
+		Scheduler:       schedulerState,
 	}, authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
 	if err != nil {
@@ -155,16 +173,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	workers.Go(func() { ratelimit.RunJanitor(bg, time.Minute, limits.Register, limits.Login) })
 	workers.Go(func() { pruneRefreshTokens(bg, st, logger) })
 	workers.Go(func() { runner.Run(bg) })
+	workers.Go(func() { hooks.Run(bg) })
+	if sched != nil {
+		sched.Start()
+	}
 
 	// Serve until SIGTERM/SIGINT, then shut down in reverse order: the HTTP
-	// server drains, the jobs finish the companies they are on (both
-	// within SHUTDOWN_TIMEOUT), the background loops stop, the database
-	// closes.
+	// server drains, the scheduler and the jobs finish the companies they
+	// are on, pending webhooks are delivered (each step within
+	// SHUTDOWN_TIMEOUT), the background loops stop, the database closes.
 	serveErr := graceful.Serve(ctx, srv, ln, cfg.ShutdownTimeout, logger)
-	jctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
-	if err := runner.Shutdown(jctx); err != nil {
+	if sched != nil {
+		if err := sched.Shutdown(); err != nil {
+			logger.Warn("scheduler shutdown", "err", err.Error())
+		}
+	}
+	if err := runner.Shutdown(sctx); err != nil {
 		logger.Warn("jobs still running at the shutdown deadline were cut short", "err", err.Error())
+	}
+	if err := hooks.Shutdown(sctx); err != nil {
+		logger.Warn("webhook deliveries still pending at the shutdown deadline were dropped", "err", err.Error())
 	}
 	stopBG()
 	workers.Wait()

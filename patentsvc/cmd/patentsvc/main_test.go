@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/patentsvc/internal/webhook"
 )
 
 type lockedBuffer struct {
@@ -243,5 +245,109 @@ func TestRunExtract(t *testing.T) {
 	err := run(context.Background(), []string{"patentsvc", "extract", filepath.Join(analysistest.PDFDir(), analysistest.ScannedPDF)}, func(string) string { return "" }, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "no text layer") {
 		t.Errorf("extract of a scan = %v, want the image-only error", err)
+	}
+}
+
+// TestRunTrackingAlertsWebhooks tracks a company with a 3.6 s schedule
+// (SCHEDULE_INTERVAL_HOURS=0.001): the first run records the baseline,
+// the count then grows 50%, the next run stores an alert, and a signed
+// alert.patent_count_change webhook arrives.
+func TestRunTrackingAlertsWebhooks(t *testing.T) {
+	st := storetest.Open(t, store.SQLite, time.Now)
+	w := analysistest.NewWorld(t, st)
+	w.Company("Acme Corp", 1) // total_results 4
+
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	events := make(chan map[string]any, 10)
+	receiver := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := webhook.Verify(secret, r.Header, body, time.Now()); err != nil {
+			t.Errorf("webhook signature: %v", err)
+		}
+		var e map[string]any
+		json.Unmarshal(body, &e)
+		events <- e
+	}))
+	defer receiver.Close()
+
+	dir := t.TempDir()
+	base, stop, logs := start(t, map[string]string{
+		"DATABASE_URL": filepath.Join(dir, "patentsvc.db"), "BCRYPT_COST": "4",
+		"SERPAPI_API_KEY": "serp-key", "SERPAPI_BASE_URL": w.Serp.BaseURL(),
+		"LLM_API_KEY": "llm-key", "LLM_BASE_URL": w.LLM.BaseURL(),
+		"PDF_ALLOWED_HOSTS": "127.0.0.1", "STORAGE_DIR": filepath.Join(dir, "patents"),
+		"SCHEDULE_INTERVAL_HOURS": "0.001", "CHANGE_THRESHOLD_PERCENT": "25",
+		"WEBHOOK_URLS": receiver.URL + "/hooks", "WEBHOOK_SECRET": secret,
+	})
+	creds := map[string]string{"email": "ada@example.com", "password": "correct horse battery"}
+	call(t, "POST", base+"/auth/register", "", creds)
+	_, tok := call(t, "POST", base+"/auth/login", "", creds)
+	access := tok["access_token"].(string)
+	if code, h := call(t, "GET", base+"/health", "", nil); h["scheduler"] != "running" {
+		t.Fatalf("health = %d %v", code, h)
+	}
+	if code, body := call(t, "POST", base+"/admin/tracked", access, map[string]string{"company_name": "Acme Corp"}); code != 201 {
+		t.Fatalf("track = %d %v", code, body)
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not happen within 30s\n%s", what, logs)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	tracked := func() map[string]any {
+		var list []map[string]any
+		req, _ := http.NewRequest("GET", base+"/admin/tracked", nil)
+		req.Header.Set("Authorization", "Bearer "+access)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(&list)
+		return list[0]
+	}
+	waitFor("the baseline run", func() bool { return tracked()["last_analysis_at"] != nil })
+	if got := tracked()["last_patent_count"]; got != 4.0 {
+		t.Fatalf("baseline count = %v, want the search's total_results 4", got)
+	}
+	w.Company("Acme Corp", 3) // total_results 6: +50%
+	var alert map[string]any
+	waitFor("the alert webhook", func() bool {
+		select {
+		case e := <-events:
+			if e["event"] == "alert.patent_count_change" {
+				alert = e
+				return true
+			}
+		default:
+		}
+		return false
+	})
+	data := alert["data"].(map[string]any)
+	if data["message"] != "Patent count for Acme Corp increased by 50.0% (from 4 to 6)" || alert["id"] == "" {
+		t.Errorf("alert event = %v", alert)
+	}
+	req, _ := http.NewRequest("GET", base+"/admin/alerts", nil)
+	req.Header.Set("Authorization", "Bearer "+access)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var alerts []map[string]any
+	json.NewDecoder(resp.Body).Decode(&alerts)
+	resp.Body.Close()
+	if len(alerts) == 0 || alerts[0]["message"] != data["message"] {
+		t.Errorf("stored alerts = %v", alerts)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("run = %v", err)
+	}
+	if strings.Contains(logs.String(), secret) || strings.Contains(logs.String(), "/hooks") {
+		t.Error("logs contain the webhook secret or the webhook URL's path")
 	}
 }

@@ -128,7 +128,7 @@ func (a *Analyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, 
 		a.logger.WarnContext(ctx, "patent search failed", "company", name.String(), "err", err.Error())
 		return fail("patent search failed: %v", err)
 	}
-	res.TotalResults = found.TotalResults
+	res.Searched, res.TotalResults = true, found.TotalResults
 	res.PatentCount = len(found.Patents)
 	for _, p := range found.Patents {
 		res.Patents = append(res.Patents, patent.PatentRef{PatentID: p.PatentID, Title: p.Title, PublicationDate: p.PublicationDate, PDFLink: p.PDFLink})

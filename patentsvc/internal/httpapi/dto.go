@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"math"
+	"sort"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -160,4 +161,13 @@ type patentAnalysisJSON struct {
 type pageJSON[T any] struct {
 	Items      []T     `json:"items"`
 	NextCursor *string `json:"next_cursor"`
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -41,6 +41,11 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st S
 	g.GET("/jobs", handleListJobs(st), user)
 	g.GET("/jobs/:job_id", handleJob(st), user)
 
+	g.GET("/export/:company_name", handleExportCSV(st, logger), user)
+	g.GET("/export/:company_name/pdf", handleExportPDF(st, logger, now), user)
+	g.GET("/analytics/trends", handleTrends(st, now), user)
+	g.GET("/analytics/summary", handleSummary(st, now), user)
+
 	g.GET("/admin/tracked", handleListTracked(st), user, admin)
 	g.POST("/admin/tracked", handleCreateTracked(st), user, admin)
 	g.DELETE("/admin/tracked/:company_name", handleDeleteTracked(st), user, admin)

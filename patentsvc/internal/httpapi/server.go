@@ -52,6 +52,8 @@ type Store interface {
 	ListAlerts(ctx context.Context, limit int) ([]patent.Alert, error)
 	AnalysisLister
 	JobStore
+	Analytics
+	Exporter
 }
 
 // Options are the settings the HTTP layer needs.

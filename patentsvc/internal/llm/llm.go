@@ -9,13 +9,13 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	sharedredact "github.com/gatewayapis/shared/redact"
 
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -398,26 +398,5 @@ func (c *Client) scrub(s string) string {
 	return keyLike.ReplaceAllString(s, "[redacted]")
 }
 
-// redact returns err's text without URLs, hosts or addresses: *url.Error
-// embeds the request URL, *net.OpError the peer address and *net.DNSError
-// the host name, none of which belong in logs or client messages.
-func redact(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	prefix := ""
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		prefix = "timeout: "
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return prefix + "dns lookup failed: " + dnsErr.Err
-	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) && opErr.Err != nil {
-		return prefix + opErr.Op + ": " + opErr.Err.Error()
-	}
-	return prefix + err.Error()
-}
+// redact returns err's text without URLs, hosts or addresses.
+func redact(err error) string { return sharedredact.Error(err) }

@@ -27,14 +27,18 @@ type CompanyAnalysis struct {
 	Analysis    *string
 	PatentCount int
 	// TotalResults is the search's count of recent patents (all of them,
-	// with or without a PDF): the count tracked companies compare.
+	// with or without a PDF): the count tracked companies compare. It is
+	// meaningful only when Searched is true.
 	TotalResults int
-	Patents      []PatentRef
-	Success      bool
-	Error        *string
-	Model        *string
-	Cached       bool
-	Timestamp    time.Time
+	// Searched is true when the search answered (even if the analysis
+	// failed later).
+	Searched  bool
+	Patents   []PatentRef
+	Success   bool
+	Error     *string
+	Model     *string
+	Cached    bool
+	Timestamp time.Time
 }
 
 // BatchSummary sums up a batch.

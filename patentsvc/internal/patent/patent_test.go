@@ -139,3 +139,31 @@ func TestPasswordAndRole(t *testing.T) {
 		}
 	}
 }
+
+func TestCountChangeAlert(t *testing.T) {
+	for _, tt := range []struct {
+		old, new  int
+		threshold float64
+		want      string // "" = no alert
+	}{
+		{0, 14, 20, ""}, // no baseline: never an alert
+		{10, 14, 20, "Patent count for Acme increased by 40.0% (from 10 to 14)"},
+		{10, 6, 20, "Patent count for Acme decreased by 40.0% (from 10 to 6)"},
+		{10, 12, 20, "Patent count for Acme increased by 20.0% (from 10 to 12)"}, // exactly at the threshold
+		{10, 11, 20, ""},
+		{10, 10, 0, ""},
+		{3, 4, 33.3, "Patent count for Acme increased by 33.3% (from 3 to 4)"},
+		{3, 4, 33.4, ""},
+		{10, 0, 100, "Patent count for Acme decreased by 100.0% (from 10 to 0)"},
+		{1000, 1001, 0.1, "Patent count for Acme increased by 0.1% (from 1000 to 1001)"},
+	} {
+		a, ok := patent.CountChangeAlert("Acme", tt.old, tt.new, tt.threshold)
+		if ok != (tt.want != "") || a.Message != tt.want {
+			t.Errorf("CountChangeAlert(%d -> %d, %v%%) = %q, %v; want %q", tt.old, tt.new, tt.threshold, a.Message, ok, tt.want)
+			continue
+		}
+		if ok && (a.AlertType != "patent_count_change" || a.OldValue != float64(tt.old) || a.NewValue != float64(tt.new) || a.CompanyName != "Acme") {
+			t.Errorf("alert = %+v", a)
+		}
+	}
+}

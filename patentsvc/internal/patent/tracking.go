@@ -1,6 +1,10 @@
 package patent
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"time"
+)
 
 // TrackedCompany is a company re-analysed on a schedule.
 type TrackedCompany struct {
@@ -8,6 +12,7 @@ type TrackedCompany struct {
 	CompanyName     string
 	LastPatentCount int
 	LastAnalysisAt  *time.Time // nil until the first analysis
+	NextRunAt       time.Time
 	CreatedAt       time.Time
 }
 
@@ -23,4 +28,37 @@ type Alert struct {
 	OldValue    float64
 	NewValue    float64
 	CreatedAt   time.Time
+}
+
+// CountChangeAlert applies the alert rule to a tracked company's patent
+// count moving from old to new: an alert only when old is greater than 0
+// and the change is at least threshold percent of old. The message says
+// whether the count increased or decreased, by how much (one decimal) and
+// both counts, e.g. "Patent count for Acme increased by 40.0% (from 10 to
+// 14)".
+func CountChangeAlert(company string, old, new int, threshold float64) (Alert, bool) {
+	if old <= 0 || new == old {
+		return Alert{}, false
+	}
+	change := float64(new-old) / float64(old) * 100
+	abs := change
+	if abs < 0 {
+		abs = -abs
+	}
+	// Compare at the precision shown, so a message never reads "by 20.0%"
+	// for a change that did not pass a 20% threshold.
+	if math.Round(abs*10)/10 < threshold {
+		return Alert{}, false
+	}
+	dir := "increased"
+	if change < 0 {
+		dir = "decreased"
+	}
+	return Alert{
+		CompanyName: company,
+		AlertType:   AlertTypePatentCountChange,
+		Message:     fmt.Sprintf("Patent count for %s %s by %.1f%% (from %d to %d)", company, dir, abs, old, new),
+		OldValue:    float64(old),
+		NewValue:    float64(new),
+	}, true
 }

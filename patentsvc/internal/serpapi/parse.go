@@ -9,12 +9,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-)
 
-// patentIDPattern is the service's patent id rule (decisions.md: results
-// whose publication number breaks it are skipped; ids end up in storage
-// keys).
-var patentIDPattern = regexp.MustCompile(`^[A-Z]{2}[A-Z0-9]{1,20}$`)
+	"github.com/gatewayapis/patentsvc/internal/patent"
+)
 
 // urlPattern finds URLs in upstream text, which errors must not carry.
 var urlPattern = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s"'<>]*`)
@@ -106,7 +103,7 @@ func parseAnswer(body []byte, limit int, quote func(string) string) (Result, err
 		}
 		id := str(r["publication_number"])
 		pdf := str(r["pdf"])
-		if !patentIDPattern.MatchString(id) || !pdfLink(pdf) || seen[id] {
+		if _, err := patent.ParsePatentID(id); err != nil || !pdfLink(pdf) || seen[id] {
 			continue
 		}
 		seen[id] = true

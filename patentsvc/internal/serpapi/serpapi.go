@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatewayapis/shared/redact"
+
 	"github.com/hashicorp/go-retryablehttp"
 )
 
@@ -353,29 +355,10 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// redact returns err's text without URLs, hosts, addresses or the API key:
-// *url.Error embeds the request URL (whose query holds api_key),
-// *net.OpError the peer address and *net.DNSError the host name.
-func (c *Client) redact(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	prefix := ""
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		prefix = "timeout: "
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return prefix + "dns lookup failed: " + dnsErr.Err
-	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) && opErr.Err != nil {
-		return prefix + opErr.Op + ": " + c.clean(opErr.Err.Error())
-	}
-	return prefix + c.clean(err.Error())
-}
+// redact returns err's text without URLs, hosts, addresses or the API key
+// (shared/redact does the first three; clean the key and any URL the
+// upstream's own message quotes).
+func (c *Client) redact(err error) string { return c.clean(redact.Error(err)) }
 
 // clean removes URLs, the upstream's address and the API key from text
 // that may hold them.

@@ -65,8 +65,12 @@ func Open(ctx context.Context, dsn string, pool Pool, logger *slog.Logger, now f
 		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 			return nil, fmt.Errorf("store: create directory: %w", err)
 		}
+		// No _time_format: the driver's default is already the sortable
+		// "sqlite" layout, and setting it makes this driver version skip
+		// _txlock (it returns early), which would leave transactions
+		// DEFERRED and concurrent writers failing with SQLITE_BUSY.
 		dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
-			"&_pragma=synchronous(NORMAL)&_txlock=immediate&_time_format=sqlite"
+			"&_pragma=synchronous(NORMAL)&_txlock=immediate"
 		dialector, dialect = sqlite.Open(dsn), SQLite
 	}
 	db, err := gorm.Open(dialector, cfg)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
@@ -20,7 +22,8 @@ type trackedCompanyRow struct {
 func (trackedCompanyRow) TableName() string { return "tracked_companies" }
 
 func (r trackedCompanyRow) toDomain() patent.TrackedCompany {
-	t := patent.TrackedCompany{ID: r.ID, CompanyName: r.CompanyName, LastPatentCount: r.LastPatentCount, CreatedAt: r.CreatedAt.UTC()}
+	t := patent.TrackedCompany{ID: r.ID, CompanyName: r.CompanyName, LastPatentCount: r.LastPatentCount,
+		NextRunAt: r.NextRunAt.UTC(), CreatedAt: r.CreatedAt.UTC()}
 	if r.LastAnalysisAt != nil {
 		at := r.LastAnalysisAt.UTC()
 		t.LastAnalysisAt = &at
@@ -62,6 +65,65 @@ func (s *Store) DeleteTracked(ctx context.Context, name patent.CompanyName) erro
 	}
 	if res.RowsAffected == 0 {
 		return fmt.Errorf("untrack %q: %w", name, patent.ErrNotFound)
+	}
+	return nil
+}
+
+// ClaimDue claims up to limit tracked companies whose next run is due,
+// oldest due first, by moving their next run hold into the future: a
+// claimed company is not due again until the claim lapses, so a replica
+// (or a new leader) cannot run it twice, and a run that never reports back
+// (a crash) is retried once the hold has passed, not skipped. On
+// PostgreSQL the rows are locked with FOR UPDATE SKIP LOCKED, so claims
+// made at the same moment split the due rows instead of waiting.
+func (s *Store) ClaimDue(ctx context.Context, limit int, hold time.Duration) ([]patent.TrackedCompany, error) {
+	now := utc(s.now())
+	lock := ""
+	if s.dialect == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	var rows []trackedCompanyRow
+	err := s.inTx(ctx, func(tx *gorm.DB) error {
+		if err := tx.Raw("SELECT * FROM tracked_companies WHERE next_run_at <= ? ORDER BY next_run_at, id LIMIT ?"+lock, now, limit).
+			Scan(&rows).Error; err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		ids := make([]int64, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+		}
+		return tx.Model(&trackedCompanyRow{}).Where("id IN ?", ids).Update("next_run_at", now.Add(hold)).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim due companies: %w", err)
+	}
+	out := make([]patent.TrackedCompany, len(rows))
+	for i, r := range rows {
+		out[i] = r.toDomain()
+	}
+	return out, nil
+}
+
+// RecordRun stores a scheduled run's outcome: the new patent count and time
+// of analysis, and the next run. A company untracked meanwhile is ignored.
+func (s *Store) RecordRun(ctx context.Context, id int64, count int, at, next time.Time) error {
+	at, next = utc(at), utc(next)
+	err := s.db.WithContext(ctx).Model(&trackedCompanyRow{}).Where("id = ?", id).
+		Updates(map[string]any{"last_patent_count": count, "last_analysis_at": at, "next_run_at": next}).Error
+	if err != nil {
+		return fmt.Errorf("record run of tracked company %d: %w", id, err)
+	}
+	return nil
+}
+
+// Reschedule sets a tracked company's next run (after a failed run).
+func (s *Store) Reschedule(ctx context.Context, id int64, next time.Time) error {
+	err := s.db.WithContext(ctx).Model(&trackedCompanyRow{}).Where("id = ?", id).Update("next_run_at", utc(next)).Error
+	if err != nil {
+		return fmt.Errorf("reschedule tracked company %d: %w", id, err)
 	}
 	return nil
 }

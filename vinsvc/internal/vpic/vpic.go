@@ -9,12 +9,13 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	sharedredact "github.com/gatewayapis/shared/redact"
 
 	"github.com/hashicorp/go-cleanhttp"
 	"github.com/hashicorp/go-retryablehttp"
@@ -248,29 +249,8 @@ func backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Durati
 	return half + rand.N(half+1)
 }
 
-// redact returns err's text without URLs, hosts or addresses: *url.Error
-// embeds the request URL, *net.OpError the peer address and *net.DNSError
-// the host name, none of which belong in logs or client messages.
-func redact(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	prefix := ""
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		prefix = "timeout: "
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return prefix + "dns lookup failed: " + dnsErr.Err
-	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) && opErr.Err != nil {
-		return prefix + opErr.Op + ": " + opErr.Err.Error()
-	}
-	return prefix + err.Error()
-}
+// redact returns err's text without URLs, hosts or addresses.
+func redact(err error) string { return sharedredact.Error(err) }
 
 // pacedTransport makes every attempt wait for the limiter first.
 type pacedTransport struct {

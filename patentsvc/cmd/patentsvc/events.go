@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/webhook"
+)
+
+// jobEvent is the job.completed notification of a batch job that ended
+// (completed or failed). Its data is thin: ids and counts, not results.
+func jobEvent(j patent.Job) webhook.Event {
+	data := map[string]any{
+		"job_id": j.ID, "status": j.Status, "total": j.Total, "completed": j.Completed,
+		"model": j.Model, "error": j.Error,
+	}
+	successful, failed := 0, 0
+	if j.Result != nil {
+		successful, failed = j.Result.Summary.Successful, j.Result.Summary.Failed
+		data["summary"] = map[string]any{
+			"successful": successful, "failed": failed, "total_patents": j.Result.Summary.TotalPatents,
+			"duration_seconds": j.Result.Summary.DurationSeconds,
+		}
+	}
+	summary := fmt.Sprintf("Patent analysis job %s %s: %d of %d companies analysed", j.ID, j.Status, successful, j.Total)
+	fields := []webhook.Field{{Label: "Job", Value: j.ID}, {Label: "Status", Value: j.Status},
+		{Label: "Companies", Value: strconv.Itoa(j.Total)}, {Label: "Successful", Value: strconv.Itoa(successful)},
+		{Label: "Failed", Value: strconv.Itoa(failed)}, {Label: "Model", Value: j.Model}}
+	if j.Error != nil {
+		fields = append(fields, webhook.Field{Label: "Error", Value: *j.Error})
+	}
+	return webhook.Event{Type: webhook.EventJobCompleted, Timestamp: time.Now().UTC(), Data: data, Summary: summary, Fields: fields}
+}
+
+// alertEvent is the alert.patent_count_change notification of a stored
+// alert.
+func alertEvent(a patent.Alert) webhook.Event {
+	return webhook.Event{
+		Type:      webhook.EventAlert,
+		Timestamp: time.Now().UTC(),
+		Data: map[string]any{
+			"alert_id": a.ID, "company_name": a.CompanyName, "alert_type": a.AlertType, "message": a.Message,
+			"old_value": a.OldValue, "new_value": a.NewValue, "created_at": a.CreatedAt,
+		},
+		Summary: a.Message,
+		Fields: []webhook.Field{{Label: "Company", Value: a.CompanyName},
+			{Label: "Previous count", Value: strconv.FormatFloat(a.OldValue, 'f', -1, 64)},
+			{Label: "New count", Value: strconv.FormatFloat(a.NewValue, 'f', -1, 64)}},
+	}
+}

@@ -1,0 +1,122 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	lpdf "github.com/ledongthuc/pdf"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
+)
+
+func seedExports(t *testing.T, en *env) {
+	t.Helper()
+	for i, text := range []string{"First, with \"quotes\", commas\nand a newline.", "Second <b> & > text", "Third"} {
+		if _, err := en.st.CreateAnalysis(context.Background(), patent.AnalysisRecord{CompanyName: "Acme Corp",
+			AnalysisType: patent.AnalysisPortfolio, Model: "openai/gpt-4o-mini", Response: text,
+			Timestamp: time.Date(2026, 11, 20+i, 9, 0, 0, 0, time.UTC)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	en.st.CreateAnalysis(context.Background(), patent.AnalysisRecord{CompanyName: "Acme Corp", AnalysisType: patent.AnalysisPortfolio, Response: "cached", Cached: true})
+}
+
+func TestExportCSV(t *testing.T) {
+	en := newEnv(t)
+	_, tb := en.newUser(t, "ada@example.com")
+	seedExports(t, en)
+
+	rec := en.do(t, request{target: "/export/acme%20CORP", token: tb.AccessToken})
+	wantStatus(t, rec, http.StatusOK)
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	if cd := rec.Header().Get("Content-Disposition"); cd != `attachment; filename=acme_corp_export.csv` {
+		t.Errorf("Content-Disposition = %q", cd)
+	}
+	rows, err := csv.NewReader(rec.Body).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rows[0], ",") != "company_name,analysis_type,model,analysis,timestamp" || len(rows) != 4 {
+		t.Fatalf("csv = %q", rows)
+	}
+	if rows[1][3] != "Third" || rows[3][3] != "First, with \"quotes\", commas\nand a newline." || rows[2][3] != "Second <b> & > text" || rows[3][4] != "2026-11-20T09:00:00Z" {
+		t.Errorf("rows = %q (want newest first, text as stored)", rows[1:])
+	}
+	rec = en.do(t, request{target: "/export/Nobody", token: tb.AccessToken})
+	wantStatus(t, rec, http.StatusNotFound)
+	if !strings.Contains(rec.Body.String(), `"No analysis results found for Nobody"`) {
+		t.Errorf("404 body = %s", rec.Body)
+	}
+	wantStatus(t, en.do(t, request{target: "/export/-bad", token: tb.AccessToken}), http.StatusUnprocessableEntity)
+	wantStatus(t, en.do(t, request{target: "/export/Acme%20Corp"}), http.StatusUnauthorized)
+}
+
+func TestExportPDF(t *testing.T) {
+	en := newEnv(t)
+	_, tb := en.newUser(t, "ada@example.com")
+	seedExports(t, en)
+	rec := en.do(t, request{target: "/export/Acme%20Corp/pdf", token: tb.AccessToken})
+	wantStatus(t, rec, http.StatusOK)
+	if rec.Header().Get("Content-Type") != "application/pdf" {
+		t.Errorf("Content-Type = %q", rec.Header().Get("Content-Type"))
+	}
+	wantName := "acme_corp-analysis-" + epoch.Format("2006-01-02") + ".pdf"
+	if cd := rec.Header().Get("Content-Disposition"); cd != "attachment; filename="+wantName {
+		t.Errorf("Content-Disposition = %q, want %s", cd, wantName)
+	}
+	body := rec.Body.Bytes()
+	if !bytes.HasPrefix(body, []byte("%PDF-")) {
+		t.Fatalf("not a PDF: %.20q", body)
+	}
+	r, err := lpdf.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []string
+	for i := 1; i <= r.NumPage(); i++ {
+		s, err := r.Page(i).GetPlainText(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, s)
+	}
+	text := strings.Join(strings.Fields(strings.Join(pages, " ")), " ")
+	for _, want := range []string{"Acme Corp", "Total Analyses", "Analysis Types", "Models Used", "Third", "Second <b> & > text", "portfolio"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("pdf text lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "&lt;") || strings.Contains(text, "cached") {
+		t.Errorf("pdf text shows entities or cached analyses")
+	}
+	wantStatus(t, en.do(t, request{target: "/export/Nobody/pdf", token: tb.AccessToken}), http.StatusNotFound)
+}
+
+func TestAnalytics(t *testing.T) {
+	en := newEnv(t)
+	_, tb := en.newUser(t, "ada@example.com")
+	seedExports(t, en) // November 2026, three days before the env's clock
+	rec := en.do(t, request{target: "/analytics/trends", token: tb.AccessToken})
+	wantStatus(t, rec, http.StatusOK)
+	wantKeys(t, rec.Body.Bytes(), "by_month", "by_type_over_time", "period_days")
+	if !strings.Contains(rec.Body.String(), `"period_days":90`) {
+		t.Errorf("trends = %s", rec.Body)
+	}
+	for _, q := range []string{"days=6", "days=366", "days=x"} {
+		wantStatus(t, en.do(t, request{target: "/analytics/trends?" + q, token: tb.AccessToken}), http.StatusUnprocessableEntity)
+	}
+	rec = en.do(t, request{target: "/analytics/summary?days=365", token: tb.AccessToken})
+	wantStatus(t, rec, http.StatusOK)
+	wantKeys(t, rec.Body.Bytes(), "period_days", "total_analyses", "cached_analyses", "by_type", "by_model", "top_companies", "tokens")
+	for _, q := range []string{"days=0", "days=366"} {
+		wantStatus(t, en.do(t, request{target: "/analytics/summary?" + q, token: tb.AccessToken}), http.StatusUnprocessableEntity)
+	}
+	wantStatus(t, en.do(t, request{target: "/analytics/summary"}), http.StatusUnauthorized)
+}

@@ -1,0 +1,258 @@
+// Package schedule re-analyses tracked companies periodically and raises
+// alerts when their patent counts change much.
+//
+// # Caveats
+//
+//   - Every replica runs a gocron scheduler with one job, a dispatcher that
+//     ticks every few seconds; gocron asks the leader elector before each
+//     run, so only the leader dispatches (on PostgreSQL the holder of an
+//     advisory lock on a dedicated connection; on SQLite, the one process).
+//   - The dispatcher claims due companies from the database (next_run_at,
+//     FOR UPDATE SKIP LOCKED on PostgreSQL): a claim moves next_run_at past
+//     a hold, so a company is never run twice, and a run that a crash or a
+//     leader change cut short is retried when the hold passes, not skipped.
+//     A newly tracked company is due at once; then every interval.
+//   - Scheduled runs bypass the search and LLM caches and store a normal,
+//     non-cached analysis. The count compared is the search's recent-patent
+//     count (total_results), not the number analysed.
+//   - A run whose search fails changes nothing but the next run time: no
+//     count is recorded, no alert raised.
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-co-op/gocron/v2"
+
+	"github.com/gatewayapis/patentsvc/internal/analysis"
+	"github.com/gatewayapis/patentsvc/internal/patent"
+)
+
+// States reported by health.
+const (
+	StateRunning  = "running"
+	StateStandby  = "standby"
+	StateDisabled = "disabled"
+)
+
+// Store is the tracked-company table and the alerts; *store.Store
+// implements it.
+type Store interface {
+	ClaimDue(ctx context.Context, limit int, hold time.Duration) ([]patent.TrackedCompany, error)
+	RecordRun(ctx context.Context, id int64, count int, at, next time.Time) error
+	Reschedule(ctx context.Context, id int64, next time.Time) error
+	CreateAlert(ctx context.Context, a patent.Alert) (patent.Alert, error)
+}
+
+// Analyzer analyses a company; *analysis.Analyzer implements it.
+type Analyzer interface {
+	AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts analysis.Options) patent.CompanyAnalysis
+}
+
+// Elector tells whether this replica leads; *store.Elector implements it.
+type Elector interface {
+	IsLeader(ctx context.Context) error
+	Leading() bool
+	Resign()
+}
+
+// Config holds the schedule settings.
+type Config struct {
+	Interval  time.Duration // between runs of one company
+	Threshold float64       // percent change that raises an alert
+	// Tick is how often the dispatcher looks for due companies; Hold how
+	// long a claimed company is held before it may be claimed again.
+	Tick, Hold time.Duration
+	// Batch is the most companies claimed at one tick.
+	Batch int
+	// StopTimeout bounds how long Shutdown waits for a dispatch in
+	// progress (default 30 s).
+	StopTimeout time.Duration
+}
+
+// DefaultTick returns the dispatcher tick for an interval: a quarter of it,
+// between 1 second and 1 minute.
+func DefaultTick(interval time.Duration) time.Duration {
+	return min(max(interval/4, time.Second), time.Minute)
+}
+
+// AlertFunc is told of every stored alert (webhooks); may be nil.
+type AlertFunc func(patent.Alert)
+
+// Scheduler runs the schedule.
+type Scheduler struct {
+	cfg     Config
+	store   Store
+	an      Analyzer
+	elector Elector
+	onAlert AlertFunc
+	logger  *slog.Logger
+	now     func() time.Time
+	sched   gocron.Scheduler
+	ctx     context.Context
+	cancel  context.CancelFunc
+	ticks   atomic.Int64
+	// stopping makes the dispatcher hand back claimed companies it has not
+	// started, so the next leader runs them at once.
+	stopping atomic.Bool
+}
+
+// New builds a scheduler; Start starts it.
+func New(cfg Config, st Store, an Analyzer, elector Elector, onAlert AlertFunc, logger *slog.Logger, now func() time.Time) (*Scheduler, error) {
+	if cfg.Tick <= 0 {
+		cfg.Tick = DefaultTick(cfg.Interval)
+	}
+	if cfg.Hold <= 0 {
+		cfg.Hold = 30 * time.Minute
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 5
+	}
+	if cfg.StopTimeout <= 0 {
+		cfg.StopTimeout = 30 * time.Second
+	}
+	s := &Scheduler{cfg: cfg, store: st, an: an, elector: elector, onAlert: onAlert, logger: logger, now: now}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	sched, err := gocron.NewScheduler(
+		gocron.WithLocation(time.UTC),
+		gocron.WithLogger(gocronLogger{logger}),
+		gocron.WithDistributedElector(leaderOnly{s}),
+		gocron.WithStopTimeout(cfg.StopTimeout),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	_, err = sched.NewJob(gocron.DurationJob(cfg.Tick), gocron.NewTask(s.Dispatch),
+		gocron.WithName("tracked-companies-dispatcher"),
+		gocron.WithSingletonMode(gocron.LimitModeReschedule),
+		gocron.WithStartAt(gocron.WithStartImmediately()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	s.sched = sched
+	return s, nil
+}
+
+// Start starts the scheduler.
+func (s *Scheduler) Start() { s.sched.Start() }
+
+// Shutdown stops the scheduler, waiting for a dispatch in progress (its
+// analyses run to the end, bounded by gocron's stop timeout), and gives up
+// the leadership.
+func (s *Scheduler) Shutdown() error {
+	s.stopping.Store(true)
+	err := s.sched.Shutdown()
+	s.cancel()
+	s.elector.Resign()
+	return err
+}
+
+// State is "running" on the leader and "standby" elsewhere.
+func (s *Scheduler) State() string {
+	if s.elector.Leading() {
+		return StateRunning
+	}
+	return StateStandby
+}
+
+// leaderOnly adapts the elector to gocron and keeps the state fresh.
+type leaderOnly struct{ s *Scheduler }
+
+func (l leaderOnly) IsLeader(ctx context.Context) error { return l.s.elector.IsLeader(ctx) }
+
+// Dispatch claims the due companies and runs them (gocron calls it on the
+// leader; tests call it directly).
+func (s *Scheduler) Dispatch() {
+	s.ticks.Add(1)
+	for s.ctx.Err() == nil {
+		due, err := s.store.ClaimDue(s.ctx, s.cfg.Batch, s.cfg.Hold)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				s.logger.Warn("claiming due companies failed", "err", err.Error())
+			}
+			return
+		}
+		for i, c := range due {
+			if s.stopping.Load() {
+				s.release(due[i:])
+				return
+			}
+			s.run(c)
+		}
+		if len(due) < s.cfg.Batch || s.stopping.Load() {
+			return
+		}
+	}
+}
+
+// release makes claimed but unstarted companies due again.
+func (s *Scheduler) release(cs []patent.TrackedCompany) {
+	for _, c := range cs {
+		if err := s.store.Reschedule(context.WithoutCancel(s.ctx), c.ID, s.now()); err != nil {
+			s.logger.Warn("releasing a claimed company failed", "company", c.CompanyName, "err", err.Error())
+		}
+	}
+}
+
+// run analyses one claimed company and applies the alert rule.
+func (s *Scheduler) run(c patent.TrackedCompany) {
+	log := s.logger.With("company", c.CompanyName)
+	name, err := patent.ParseCompanyName(c.CompanyName)
+	if err != nil {
+		log.Error("tracked company has an invalid name", "err", err.Error())
+		return
+	}
+	res := s.an.AnalyzeCompany(s.ctx, name, analysis.Options{Fresh: true})
+	at := s.now()
+	next := at.Add(s.cfg.Interval)
+	if !res.Searched {
+		log.Warn("scheduled analysis failed; retrying next interval", "err", errText(res.Error))
+		if err := s.store.Reschedule(s.ctx, c.ID, next); err != nil {
+			log.Warn("rescheduling failed", "err", err.Error())
+		}
+		return
+	}
+	if err := s.store.RecordRun(s.ctx, c.ID, res.TotalResults, at, next); err != nil {
+		log.Warn("recording the run failed", "err", err.Error())
+		return
+	}
+	log.Info("scheduled analysis done", "patent_count", res.TotalResults, "previous", c.LastPatentCount,
+		"success", res.Success, "baseline", c.LastAnalysisAt == nil)
+	if c.LastAnalysisAt == nil {
+		return // the first run records the baseline only
+	}
+	alert, ok := patent.CountChangeAlert(c.CompanyName, c.LastPatentCount, res.TotalResults, s.cfg.Threshold)
+	if !ok {
+		return
+	}
+	stored, err := s.store.CreateAlert(s.ctx, alert)
+	if err != nil {
+		log.Error("storing an alert failed", "err", err.Error())
+		return
+	}
+	log.Info("patent count alert", "message", stored.Message)
+	if s.onAlert != nil {
+		s.onAlert(stored)
+	}
+}
+
+func errText(e *string) string {
+	if e == nil {
+		return ""
+	}
+	return *e
+}
+
+// gocronLogger routes gocron's logs into slog.
+type gocronLogger struct{ l *slog.Logger }
+
+func (g gocronLogger) Debug(msg string, args ...any) { g.l.Debug("gocron: "+msg, args...) }
+func (g gocronLogger) Error(msg string, args ...any) { g.l.Error("gocron: "+msg, args...) }
+func (g gocronLogger) Info(msg string, args ...any)  { g.l.Debug("gocron: "+msg, args...) }
+func (g gocronLogger) Warn(msg string, args ...any)  { g.l.Warn("gocron: "+msg, args...) }

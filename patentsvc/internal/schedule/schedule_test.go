@@ -1,0 +1,279 @@
+package schedule_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/analysis"
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/schedule"
+	"github.com/gatewayapis/patentsvc/internal/store"
+	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+)
+
+var ctx = context.Background()
+
+// fakeAnalyzer answers each company with the count set for it and records
+// the calls.
+type fakeAnalyzer struct {
+	mu     sync.Mutex
+	counts map[string]int
+	fail   map[string]bool
+	calls  map[string]int
+	fresh  bool
+}
+
+func newFake() *fakeAnalyzer {
+	return &fakeAnalyzer{counts: map[string]int{}, fail: map[string]bool{}, calls: map[string]int{}, fresh: true}
+}
+
+func (f *fakeAnalyzer) AnalyzeCompany(_ context.Context, name patent.CompanyName, opts analysis.Options) patent.CompanyAnalysis {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls[name.String()]++
+	f.fresh = f.fresh && opts.Fresh
+	if f.fail[name.String()] {
+		msg := "patent search failed: down"
+		return patent.CompanyAnalysis{CompanyName: name.String(), Error: &msg}
+	}
+	return patent.CompanyAnalysis{CompanyName: name.String(), Searched: true, Success: true, TotalResults: f.counts[name.String()]}
+}
+
+func (f *fakeAnalyzer) set(name string, n int) { f.mu.Lock(); f.counts[name] = n; f.mu.Unlock() }
+func (f *fakeAnalyzer) callsOf(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[name]
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// TestAlertRule drives the dispatcher by hand with a clock: the first run
+// records the baseline, later runs alert on large changes either way, and
+// a company whose count was 0 never alerts.
+func TestAlertRule(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	st := storetest.Open(t, store.SQLite, clk.Now)
+	fake := newFake()
+	var alerts []patent.Alert
+	sched, err := schedule.New(schedule.Config{Interval: 36 * time.Second, Threshold: 20}, st, fake, st.Elector(),
+		func(a patent.Alert) { alerts = append(alerts, a) }, slog.New(slog.DiscardHandler), clk.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.CreateTracked(ctx, "Acme")
+	st.CreateTracked(ctx, "Zero Inc")
+	round := func(acme, zero int) {
+		t.Helper()
+		fake.set("Acme", acme)
+		fake.set("Zero Inc", zero)
+		sched.Dispatch()
+		clk.Advance(36 * time.Second) // SCHEDULE_INTERVAL_HOURS=0.01
+	}
+	// Baseline: a newly tracked company is due at once.
+	fake.set("Acme", 10)
+	sched.Dispatch()
+	clk.Advance(35 * time.Second)
+	sched.Dispatch() // not due again before the interval
+	if len(alerts) != 0 || fake.callsOf("Acme") != 1 {
+		t.Fatalf("baseline run: %d alerts, %d calls (want 1 call: not due again within the interval)", len(alerts), fake.callsOf("Acme"))
+	}
+	clk.Advance(time.Second)
+	round(14, 7) // +40%: alert; Zero Inc had 0: no alert
+	round(15, 7) // +7.1%: none
+	round(9, 7)  // -40%: alert
+	if len(alerts) != 2 {
+		t.Fatalf("alerts = %+v, want 2", alerts)
+	}
+	if alerts[0].Message != "Patent count for Acme increased by 40.0% (from 10 to 14)" ||
+		alerts[1].Message != "Patent count for Acme decreased by 40.0% (from 15 to 9)" {
+		t.Errorf("messages = %q, %q", alerts[0].Message, alerts[1].Message)
+	}
+	stored, _ := st.ListAlerts(ctx, 10)
+	if len(stored) != 2 || stored[0].OldValue != 15 || stored[0].NewValue != 9 || stored[0].ID == 0 {
+		t.Errorf("stored alerts = %+v", stored)
+	}
+	tracked, _ := st.ListTracked(ctx)
+	if tracked[0].LastPatentCount != 9 || tracked[0].LastAnalysisAt == nil || !fake.fresh {
+		t.Errorf("tracked = %+v (scheduled runs fresh: %v)", tracked[0], fake.fresh)
+	}
+
+	// A failed search records nothing and retries next interval.
+	fake.mu.Lock()
+	fake.fail["Acme"] = true
+	fake.mu.Unlock()
+	round(100, 7)
+	tracked, _ = st.ListTracked(ctx)
+	if tracked[0].LastPatentCount != 9 || len(alerts) != 2 {
+		t.Errorf("after a failed run: count %d, alerts %d", tracked[0].LastPatentCount, len(alerts))
+	}
+	calls := fake.callsOf("Acme")
+	round(100, 7)
+	if fake.callsOf("Acme") != calls+1 {
+		t.Errorf("failed company not retried next interval")
+	}
+}
+
+// TestLeaderElection: two schedulers on one PostgreSQL database, each
+// with its own connection pool, run each due company exactly once; one is
+// running and the other standby.
+func TestLeaderElection(t *testing.T) {
+	dsn := storetest.DSN(t, store.Postgres)
+	open := func() *store.Store {
+		s, err := store.Open(ctx, dsn, store.Pool{MaxOpen: 4, MaxIdle: 2, MaxLifetime: time.Minute}, slog.New(slog.DiscardHandler), time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := open(), open()
+	names := []patent.CompanyName{"Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta"}
+	for _, n := range names {
+		if _, err := a.CreateTracked(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := newFake()
+	cfg := schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 50 * time.Millisecond, Batch: 2}
+	sa, _ := schedule.New(cfg, a, fake, a.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
+	sb, _ := schedule.New(cfg, b, fake, b.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
+	sa.Start()
+	sb.Start()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		done := 0
+		for _, n := range names {
+			if fake.callsOf(n.String()) > 0 {
+				done++
+			}
+		}
+		if done == len(names) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d companies ran", done, len(names))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // several more ticks on both
+	states := []string{sa.State(), sb.State()}
+	sa.Shutdown()
+	sb.Shutdown()
+	for _, n := range names {
+		if c := fake.callsOf(n.String()); c != 1 {
+			t.Errorf("%s ran %d times, want once", n, c)
+		}
+	}
+	if strings.Join(states, ",") != "running,standby" && strings.Join(states, ",") != "standby,running" {
+		t.Errorf("states = %v, want one running and one standby", states)
+	}
+}
+
+// TestClaimsNeverOverlap: claims made at once from two pools on PostgreSQL
+// split the due companies (SKIP LOCKED) instead of sharing them.
+func TestClaimsNeverOverlap(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			dsn := storetest.DSN(t, d)
+			var stores []*store.Store
+			pools := 2
+			if d == store.SQLite {
+				pools = 1 // SQLite is one process's file; its writers queue
+			}
+			for range pools {
+				s, err := store.Open(ctx, dsn, store.Pool{MaxOpen: 4, MaxIdle: 2, MaxLifetime: time.Minute}, slog.New(slog.DiscardHandler), time.Now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				stores = append(stores, s)
+			}
+			for i := range 40 {
+				stores[0].CreateTracked(ctx, patent.CompanyName("Company "+string(rune('A'+i%26))+string(rune('a'+i/26))))
+			}
+			var mu sync.Mutex
+			seen := map[int64]int{}
+			var wg sync.WaitGroup
+			for w := range 8 {
+				wg.Go(func() {
+					for {
+						got, err := stores[w%len(stores)].ClaimDue(ctx, 3, time.Hour)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if len(got) == 0 {
+							return
+						}
+						mu.Lock()
+						for _, c := range got {
+							seen[c.ID]++
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			if len(seen) != 40 {
+				t.Errorf("claimed %d distinct companies, want 40", len(seen))
+			}
+			for id, n := range seen {
+				if n != 1 {
+					t.Errorf("company %d claimed %d times", id, n)
+				}
+			}
+		})
+	}
+}
+
+// TestShortInterval runs the real gocron scheduler on SQLite with a short
+// interval: companies are re-analysed every interval and an alert follows a
+// change.
+func TestShortInterval(t *testing.T) {
+	st := storetest.Open(t, store.SQLite, time.Now)
+	fake := newFake()
+	fake.set("Acme", 10)
+	alerts := make(chan patent.Alert, 4)
+	sched, err := schedule.New(schedule.Config{Interval: 300 * time.Millisecond, Threshold: 20, Tick: 50 * time.Millisecond},
+		st, fake, st.Elector(), func(a patent.Alert) { alerts <- a }, slog.New(slog.DiscardHandler), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.CreateTracked(ctx, "Acme")
+	sched.Start()
+	defer sched.Shutdown()
+	deadline := time.Now().Add(20 * time.Second)
+	for fake.callsOf("Acme") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Acme analysed %d times, want repeated runs", fake.callsOf("Acme"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fake.set("Acme", 20)
+	select {
+	case a := <-alerts:
+		if !strings.Contains(a.Message, "increased by 100.0% (from 10 to 20)") {
+			t.Errorf("alert = %q", a.Message)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no alert after the count doubled")
+	}
+	if sched.State() != schedule.StateRunning {
+		t.Errorf("state = %s, want running (SQLite: the one process leads)", sched.State())
+	}
+}
