@@ -2,10 +2,13 @@
 # ./...` at the root of a go.work workspace does not reach into them.
 # Run `make` (or `make help`) for the list.
 
-MODULES  := shared vinsvc patentsvc
+MODULES  := shared vinsvc patentsvc deploy
 SERVICES := vinsvc patentsvc
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
+# Images: $(IMAGE_REGISTRY)/<service>:$(VERSION); k8s-apply applies deploy/k8s/overlays/$(OVERLAY).
+IMAGE_REGISTRY ?= ghcr.io/gatewayapis
+OVERLAY  ?= dev
 FUZZTIME ?= 30s
 # module:package:target
 FUZZ_TARGETS := \
@@ -17,10 +20,11 @@ FUZZ_TARGETS := \
 	patentsvc:./internal/webhook/:FuzzVerify
 
 .DEFAULT_GOAL := help
-.PHONY: help run run-vinsvc test vet lint fmt bench fuzz cover build tidy clean
+.PHONY: help run run-vinsvc run-patentsvc test vet lint fmt bench fuzz cover build tidy clean \
+	docker-vinsvc docker-patentsvc k8s-render k8s-apply
 
 help: ## list the targets
-	@grep -hE '^[a-zA-Z_%/-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_%/-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-17s %s\n", $$1, $$2}'
 
 run: ## run every service locally on embedded defaults (vinsvc on :8080, patentsvc on :8081)
 	@go build -o bin/vinsvc ./vinsvc/cmd/vinsvc && go build -o bin/patentsvc ./patentsvc/cmd/patentsvc
@@ -62,6 +66,18 @@ cover: ## test with coverage; writes coverage-<module>.out
 build: ## build static, CGO-free binaries into bin/
 	@mkdir -p bin
 	@set -e; for s in $(SERVICES); do CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/$$s ./$$s/cmd/$$s; echo "bin/$$s"; done
+
+docker-vinsvc: ## build the vinsvc image (context: the repo root) as $(IMAGE_REGISTRY)/vinsvc:$(VERSION)
+	docker build -f deploy/docker/vinsvc.Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE_REGISTRY)/vinsvc:$(VERSION) .
+
+docker-patentsvc: ## build the patentsvc image (context: the repo root) as $(IMAGE_REGISTRY)/patentsvc:$(VERSION)
+	docker build -f deploy/docker/patentsvc.Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE_REGISTRY)/patentsvc:$(VERSION) .
+
+k8s-render: ## print the manifests of deploy/k8s/overlays/$(OVERLAY) (OVERLAY=dev or prod)
+	kubectl kustomize deploy/k8s/overlays/$(OVERLAY)
+
+k8s-apply: ## apply deploy/k8s/overlays/$(OVERLAY) to the current kubectl context (create the Secrets first: deploy/README.md)
+	kubectl apply -k deploy/k8s/overlays/$(OVERLAY)
 
 tidy: ## go mod tidy every module, then sync the workspace
 	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy); done; go work sync

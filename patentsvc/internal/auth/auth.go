@@ -118,8 +118,11 @@ func (s *Service) Refresh(ctx context.Context, refreshToken string) (Tokens, err
 		return Tokens{}, err
 	}
 	uid, err := s.store.UseRefreshToken(ctx, c.ID)
-	if err != nil {
+	switch {
+	case errors.Is(err, patent.ErrNotFound), errors.Is(err, patent.ErrTokenReplayed):
 		return Tokens{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	case err != nil:
+		return Tokens{}, err // the database failed: a 500, not a logout
 	}
 	u, err := s.user(ctx, uid)
 	if err != nil {

@@ -18,6 +18,8 @@ var (
 	ErrLastAdmin = errors.New("the last admin cannot be removed or demoted")
 	// ErrSelfDelete: an admin tried to delete their own account.
 	ErrSelfDelete = errors.New("admins cannot delete their own account")
+	// ErrTokenReplayed: a refresh token was presented a second time.
+	ErrTokenReplayed = errors.New("refresh token already used")
 )
 
 // Invalidf returns an error that wraps ErrInvalid and reads as the message

@@ -35,7 +35,7 @@ func (adminClaimRow) TableName() string { return "admin_claim" }
 
 // ErrRefreshReused is returned for a refresh token that was already
 // exchanged; all of the user's refresh tokens are revoked when it happens.
-var ErrRefreshReused = errors.New("refresh token already used")
+var ErrRefreshReused = patent.ErrTokenReplayed
 
 // CreateUser stores a new user with a lowercased email. The first user ever
 // registered becomes admin: the registration that inserts the admin_claim

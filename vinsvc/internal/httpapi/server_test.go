@@ -124,8 +124,9 @@ type request struct {
 	noAuth  bool
 }
 
-func (en *env) do(t testing.TB, r request) *httptest.ResponseRecorder {
-	t.Helper()
+// httpRequest builds the request that do sends; each call gives a fresh one
+// (the OpenAPI conformance test validates a twin of what the server got).
+func (r request) httpRequest() *http.Request {
 	if r.method == "" {
 		r.method = http.MethodGet
 	}
@@ -143,10 +144,16 @@ func (en *env) do(t testing.TB, r request) *httptest.ResponseRecorder {
 	for k, v := range r.headers {
 		req.Header.Set(k, v)
 	}
+	return req
+}
+
+func (en *env) do(t testing.TB, r request) *httptest.ResponseRecorder {
+	t.Helper()
+	req := r.httpRequest()
 	rec := httptest.NewRecorder()
 	en.e.ServeHTTP(rec, req)
 	if rec.Header().Get("X-Request-Id") == "" {
-		t.Errorf("%s %s: no X-Request-Id header", r.method, r.target)
+		t.Errorf("%s %s: no X-Request-Id header", req.Method, r.target)
 	}
 	return rec
 }

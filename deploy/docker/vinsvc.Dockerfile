@@ -1,0 +1,46 @@
+# syntax=docker/dockerfile:1
+#
+# vinsvc image. The build context is the repository root (STYLE.md item 1):
+#
+#   docker build -f deploy/docker/vinsvc.Dockerfile --build-arg VERSION=1.0.0 \
+#     -t ghcr.io/gatewayapis/vinsvc:1.0.0 .
+#
+# (or `make docker-vinsvc`). deploy/docker_test.go copies what .dockerignore
+# lets through, lays it out as the COPY lines below do and runs this file's
+# `go build` line on it, so keep the build a single `go build` command.
+
+# Builder: the Go release of vinsvc/go.mod's go directive. GOTOOLCHAIN=local
+# makes a mismatch fail here instead of fetching another toolchain.
+FROM golang:1.26.8 AS build
+ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
+WORKDIR /src/vinsvc
+# Module files first, so the download layer is reused while only code changes.
+# vinsvc/go.mod replaces github.com/gatewayapis/shared with ../shared.
+COPY shared/go.mod shared/go.sum /src/shared/
+COPY vinsvc/go.mod vinsvc/go.sum /src/vinsvc/
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY shared/ /src/shared/
+COPY vinsvc/ /src/vinsvc/
+ARG VERSION=dev
+# The flags of `make build`: static (CGO_ENABLED=0), no local paths, no
+# symbol tables, the version for `vinsvc version` and the start-up log.
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/vinsvc ./cmd/vinsvc
+# An empty data/ owned by the runtime user: the default CACHE_PATH
+# (data/vincache.db) is relative to the working directory, so `docker run`
+# without settings works. Kubernetes mounts a volume and sets CACHE_PATH.
+RUN mkdir -p /out/data
+
+# Runtime: distroless static: no shell, no libc, CA certificates and tzdata
+# (the vPIC client needs them), user nonroot = 65532:65532. Pinned by the
+# digest public Dockerfiles pin for this tag (it could not be checked against
+# the registry where this was written); refresh it with `crane digest
+# gcr.io/distroless/static-debian12:nonroot` and keep both Dockerfiles in step.
+FROM gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
+COPY --from=build /out/vinsvc /usr/local/bin/vinsvc
+COPY --from=build --chown=65532:65532 /out/data /app/data
+WORKDIR /app
+USER 65532:65532
+# PORT's default. Probes are HTTP (GET /livez, /readyz): there is no shell.
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/vinsvc"]

@@ -1,0 +1,664 @@
+package deploy_test
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/moby/patternmatcher"
+	"github.com/moby/patternmatcher/ignorefile"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// testVersion is stamped into the binaries the tests build.
+const testVersion = "test-1.2.3"
+
+// instruction is one Dockerfile instruction, continuation lines joined.
+type instruction struct {
+	cmd  string // upper case
+	args string
+}
+
+// stage is one FROM ... and the instructions under it.
+type stage struct {
+	from  string
+	name  string
+	instr []instruction
+}
+
+// parseDockerfile reads the instructions of deploy/docker/<service>.Dockerfile.
+// It understands what these Dockerfiles use: comments, `\` continuations,
+// FROM ... AS name.
+func parseDockerfile(t *testing.T, service string) []stage {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("docker", service+".Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stages []stage
+	var cur strings.Builder
+	flush := func() {
+		line := strings.TrimSpace(cur.String())
+		cur.Reset()
+		if line == "" {
+			return
+		}
+		cmd, args, _ := strings.Cut(line, " ")
+		in := instruction{strings.ToUpper(cmd), strings.TrimSpace(args)}
+		if in.cmd == "FROM" {
+			f := strings.Fields(in.args)
+			s := stage{from: f[0]}
+			if len(f) == 3 && strings.EqualFold(f[1], "AS") {
+				s.name = f[2]
+			}
+			stages = append(stages, s)
+			return
+		}
+		if len(stages) == 0 {
+			if in.cmd != "ARG" {
+				t.Fatalf("%s.Dockerfile: %s before the first FROM", service, in.cmd)
+			}
+			return
+		}
+		stages[len(stages)-1].instr = append(stages[len(stages)-1].instr, in)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		trimmed := strings.TrimSpace(line)
+		if cur.Len() == 0 && (trimmed == "" || strings.HasPrefix(trimmed, "#")) {
+			continue
+		}
+		if cur.Len() > 0 && strings.HasPrefix(trimmed, "#") {
+			continue // a comment inside a continued instruction
+		}
+		if strings.HasSuffix(trimmed, "\\") {
+			cur.WriteString(strings.TrimSuffix(trimmed, "\\") + " ")
+			continue
+		}
+		cur.WriteString(trimmed)
+		flush()
+	}
+	flush()
+	if len(stages) != 2 {
+		t.Fatalf("%s.Dockerfile: %d stages, want a builder and a runtime stage", service, len(stages))
+	}
+	return stages
+}
+
+// splitWords splits a shell command line into words: white space
+// separates, double and single quotes group. Enough for the go build line.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range s {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '"' || r == '\'':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case strings.ContainsRune(";&|<>`()", r):
+			return nil, fmt.Errorf("shell syntax %q is not supported here", r)
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, errors.New("unterminated quote")
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// envPairs parses ENV K=V K=V (no quoting needed in these Dockerfiles).
+func envPairs(t *testing.T, args string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, f := range strings.Fields(args) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			t.Fatalf("ENV %q: use the K=V form", args)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// dockerBuild is what the builder stage does, as the test replays it.
+type dockerBuild struct {
+	env     map[string]string
+	workdir string
+	copies  [][2]string // context source, absolute destination
+	args    []string    // go build arguments, after "go build"
+	out     string      // the -o path in the image
+	version bool        // ARG VERSION is declared (go build reads ${VERSION})
+}
+
+func builderStage(t *testing.T, service string, s stage) dockerBuild {
+	t.Helper()
+	var d dockerBuild
+	d.env = map[string]string{}
+	for _, in := range s.instr {
+		switch in.cmd {
+		case "ENV":
+			for k, v := range envPairs(t, in.args) {
+				d.env[k] = v
+			}
+		case "WORKDIR":
+			d.workdir = in.args
+		case "ARG":
+			if name, _, _ := strings.Cut(in.args, "="); name == "VERSION" {
+				d.version = true
+			}
+		case "COPY":
+			f := strings.Fields(in.args)
+			if slices.ContainsFunc(f, func(s string) bool { return strings.HasPrefix(s, "--") }) {
+				t.Fatalf("%s.Dockerfile: builder COPY %q: flags not replayed by the test", service, in.args)
+			}
+			dst := f[len(f)-1]
+			if !strings.HasPrefix(dst, "/") || !strings.HasSuffix(dst, "/") {
+				t.Fatalf("%s.Dockerfile: COPY destination %q: want an absolute directory ending in /", service, dst)
+			}
+			for _, src := range f[:len(f)-1] {
+				d.copies = append(d.copies, [2]string{src, dst})
+			}
+		case "RUN":
+			words, err := splitWords(in.args)
+			if err != nil {
+				if strings.Contains(in.args, "go build") {
+					t.Fatalf("%s.Dockerfile: RUN %q: %v; keep the build one plain go build command", service, in.args, err)
+				}
+				continue
+			}
+			for len(words) > 0 && strings.HasPrefix(words[0], "--mount=") {
+				words = words[1:]
+			}
+			if len(words) < 2 || words[0] != "go" || words[1] != "build" {
+				continue
+			}
+			if d.args != nil {
+				t.Fatalf("%s.Dockerfile: two go build lines", service)
+			}
+			d.args = words[2:]
+			for i, w := range d.args {
+				if w == "-o" && i+1 < len(d.args) {
+					d.out = d.args[i+1]
+				}
+			}
+		}
+	}
+	if d.args == nil || d.out == "" || d.workdir == "" {
+		t.Fatalf("%s.Dockerfile: builder needs WORKDIR and one `go build ... -o PATH` line", service)
+	}
+	return d
+}
+
+// goDirective reads the go directive of <service>/go.mod.
+func goDirective(t *testing.T, service string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, service, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatalf("%s/go.mod: no go directive", service)
+	}
+	return string(m[1])
+}
+
+var distroless = regexp.MustCompile(`^gcr\.io/distroless/static-debian12:nonroot@sha256:[0-9a-f]{64}$`)
+
+func TestDockerfiles(t *testing.T) {
+	for _, service := range services {
+		t.Run(service, func(t *testing.T) {
+			stages := parseDockerfile(t, service)
+			build, final := stages[0], stages[1]
+			if want := "golang:" + goDirective(t, service); build.from != want && !strings.HasPrefix(build.from, want+"@") && !strings.HasPrefix(build.from, want+"-") {
+				t.Errorf("builder FROM %s, want %s (the go directive of %s/go.mod)", build.from, want, service)
+			}
+			d := builderStage(t, service, build)
+			for k, v := range map[string]string{"GOWORK": "off", "CGO_ENABLED": "0", "GOTOOLCHAIN": "local"} {
+				if d.env[k] != v {
+					t.Errorf("builder ENV %s=%q, want %q", k, d.env[k], v)
+				}
+			}
+			if !d.version {
+				t.Error("builder declares no ARG VERSION: --build-arg VERSION would not reach go build")
+			}
+			if d.workdir != "/src/"+service {
+				t.Errorf("builder WORKDIR %s, want /src/%s (the module, with shared beside it)", d.workdir, service)
+			}
+			if len(d.args) < 4 || !slices.Equal(d.args[:3], []string{"-trimpath", "-ldflags", "-s -w -X main.version=${VERSION}"}) {
+				t.Errorf("go build %q, want -trimpath -ldflags \"-s -w -X main.version=${VERSION}\" first (the Makefile's flags)", d.args)
+			}
+			if last := d.args[len(d.args)-1]; last != "./cmd/"+service {
+				t.Errorf("go build builds %s, want ./cmd/%s", last, service)
+			}
+
+			if !distroless.MatchString(final.from) {
+				t.Errorf("runtime FROM %s, want gcr.io/distroless/static-debian12:nonroot pinned by digest", final.from)
+			}
+			var user, expose, entry, binDest string
+			for _, in := range final.instr {
+				switch in.cmd {
+				case "USER":
+					user = in.args
+				case "EXPOSE":
+					expose = in.args
+				case "ENTRYPOINT":
+					entry = in.args
+				case "COPY":
+					f := strings.Fields(in.args)
+					if slices.Contains(f, "--from=build") && f[len(f)-2] == d.out {
+						binDest = f[len(f)-1]
+					}
+				case "RUN":
+					t.Errorf("runtime stage RUN %q: distroless has no shell", in.args)
+				}
+			}
+			if binDest == "" {
+				t.Errorf("runtime stage does not COPY --from=build %s", d.out)
+			} else if want := fmt.Sprintf(`["%s"]`, binDest); entry != want {
+				t.Errorf("ENTRYPOINT %s, want %s (the exec form: there is no shell)", entry, want)
+			}
+			if user != "65532:65532" && user != "65532" {
+				t.Errorf("USER %q, want 65532:65532 (nonroot, numeric so runAsNonRoot can verify it)", user)
+			}
+			if def := settingsTable(t, service)["PORT"].def; expose != def {
+				t.Errorf("EXPOSE %q, want PORT's default %s", expose, def)
+			}
+		})
+	}
+	// The Makefile builds with the same flags and has the image targets.
+	mk := string(mustRead(t, filepath.Join(repoRoot, "Makefile")))
+	for _, want := range []string{
+		`LDFLAGS  := -s -w -X main.version=$(VERSION)`,
+		`CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)"`,
+		`docker build -f deploy/docker/vinsvc.Dockerfile`,
+		`docker build -f deploy/docker/patentsvc.Dockerfile`,
+		`kubectl apply -k deploy/k8s/overlays/$(OVERLAY)`,
+	} {
+		if !strings.Contains(mk, want) {
+			t.Errorf("Makefile lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^MODULES\s*:=.*\bdeploy\b`).MatchString(mk) {
+		t.Error("Makefile MODULES lacks deploy: make test would skip these tests")
+	}
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// contextMatcher is the repository's .dockerignore, with Docker's own
+// matching rules.
+func contextMatcher(t *testing.T) *patternmatcher.PatternMatcher {
+	t.Helper()
+	f, err := os.Open(filepath.Join(repoRoot, ".dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	patterns, err := ignorefile.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := patternmatcher.New(patterns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pm
+}
+
+// copyFromContext does a builder COPY: src (a file or directory of the
+// repository) into dst (a directory under root), skipping what
+// .dockerignore keeps out of the build context.
+func copyFromContext(t *testing.T, pm *patternmatcher.PatternMatcher, root, src, dst string) int {
+	t.Helper()
+	src = path.Clean(src)
+	base := filepath.Join(repoRoot, filepath.FromSlash(src))
+	info, err := os.Stat(base)
+	if err != nil {
+		t.Fatalf("COPY %s: %v", src, err)
+	}
+	n := 0
+	err = filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(repoRoot, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		excluded, err := pm.MatchesOrParentMatches(rel)
+		if err != nil || excluded {
+			return err
+		}
+		target := filepath.Join(root, filepath.FromSlash(dst), filepath.Base(p))
+		if info.IsDir() {
+			inner, _ := filepath.Rel(base, p)
+			target = filepath.Join(root, filepath.FromSlash(dst), inner)
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("COPY %s %s: %v", src, dst, err)
+	}
+	return n
+}
+
+// buildLikeDockerfile replays the builder stage of <service>.Dockerfile:
+// the files its COPY lines take from the context (as .dockerignore leaves
+// it) are laid out under a temporary root, and its go build line runs there
+// with the stage's ENV, VERSION=testVersion and the output redirected. The
+// module download step is left to the local module cache.
+func buildLikeDockerfile(t *testing.T, service string) string {
+	t.Helper()
+	d := builderStage(t, service, parseDockerfile(t, service)[0])
+	root := t.TempDir()
+	pm := contextMatcher(t)
+	for _, c := range d.copies {
+		if n := copyFromContext(t, pm, root, c[0], c[1]); n == 0 {
+			t.Fatalf("COPY %s: .dockerignore leaves nothing of it in the context", c[0])
+		}
+	}
+	bin := filepath.Join(t.TempDir(), service)
+	args := []string{"build"}
+	for _, a := range d.args {
+		switch a {
+		case d.out:
+			a = bin
+		default:
+			a = strings.ReplaceAll(a, "${VERSION}", testVersion)
+			a = strings.ReplaceAll(a, "$VERSION", testVersion)
+		}
+		args = append(args, a)
+	}
+	cmd := exec.Command(goTool(t), args...)
+	cmd.Dir = filepath.Join(root, filepath.FromSlash(d.workdir))
+	// The stage's ENV replaces what the test's environment says about the
+	// same variables (a CI's CGO_ENABLED=1 among them).
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		_, set := d.env[k]
+		return set || k == "GOFLAGS" || k == "GOOS" || k == "GOARCH"
+	})
+	for k, v := range d.env {
+		env = append(env, k+"="+v)
+	}
+	cmd.Env = env
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s (in %s, as %s.Dockerfile builds): %v\n%s", strings.Join(args, " "), d.workdir, service, err, out)
+	}
+	t.Logf("built %s as its Dockerfile does in %v", service, time.Since(start).Round(time.Millisecond))
+	return bin
+}
+
+// goTool is the go command: `go test` puts its own toolchain's bin
+// directory first in PATH.
+func goTool(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go command to build the services with: %v", err)
+	}
+	return p
+}
+
+// checkStatic fails unless bin is an ELF executable with no interpreter and
+// no dynamic section: it runs on distroless static, which has no libc.
+func checkStatic(t *testing.T, bin string) {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatalf("%s: %v", bin, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		switch p.Type {
+		case elf.PT_INTERP:
+			t.Errorf("%s has a PT_INTERP program header: dynamically linked", filepath.Base(bin))
+		case elf.PT_DYNAMIC:
+			t.Errorf("%s has a PT_DYNAMIC program header: dynamically linked", filepath.Base(bin))
+		}
+	}
+	if s := f.Section(".dynamic"); s != nil {
+		t.Errorf("%s has a .dynamic section", filepath.Base(bin))
+	}
+	if s := f.Section(".interp"); s != nil {
+		t.Errorf("%s has an .interp section", filepath.Base(bin))
+	}
+	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
+		t.Errorf("%s imports %v", filepath.Base(bin), libs)
+	}
+}
+
+// freePort returns a TCP port nothing listens on right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's output and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runService starts bin serve-mode with exactly env (nothing inherited)
+// in dir, waits until every path answers 200 on port, then sends SIGTERM
+// and requires exit status 0 within grace.
+func runService(t *testing.T, bin, dir string, env map[string]string, port int, paths []string, grace time.Duration) {
+	t.Helper()
+	cmd := exec.Command(bin)
+	cmd.Dir = dir
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", filepath.Base(bin), out.String())
+		}
+	}()
+
+	client := &http.Client{Timeout: 2 * time.Second}
+	for _, p := range paths {
+		url := fmt.Sprintf("http://127.0.0.1:%d%s", port, p)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			resp, err := client.Get(url)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+				err = fmt.Errorf("status %d", resp.StatusCode)
+			}
+			select {
+			case werr := <-exited:
+				t.Fatalf("%s exited before GET %s answered 200: %v", filepath.Base(bin), p, werr)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("GET %s: %v, want 200", url, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("after SIGTERM: %v, want exit status 0", err)
+		}
+	case <-time.After(grace):
+		t.Fatalf("still running %v after SIGTERM", grace)
+	}
+}
+
+// TestServiceBinaries builds each service as its Dockerfile does and runs
+// the binary: static, stamped with its version, serving with the minimal
+// environment and with every overlay's settings.
+func TestServiceBinaries(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the images are linux; the ELF checks need a linux build")
+	}
+	renders := overlays(t)
+	for _, service := range services {
+		t.Run(service, func(t *testing.T) {
+			t.Parallel()
+			bin := buildLikeDockerfile(t, service)
+
+			t.Run("static", func(t *testing.T) { checkStatic(t, bin) })
+
+			t.Run("version", func(t *testing.T) {
+				out, err := exec.Command(bin, "version").Output()
+				if err != nil {
+					t.Fatalf("%s version: %v", service, err)
+				}
+				if got := strings.TrimSpace(string(out)); got != testVersion {
+					t.Errorf("%s version = %q, want %q", service, got, testVersion)
+				}
+			})
+
+			t.Run("minimal-env", func(t *testing.T) {
+				dir, port := t.TempDir(), freePort(t)
+				env := map[string]string{"PORT": strconv.Itoa(port)}
+				switch service {
+				case "vinsvc":
+					env["CACHE_PATH"] = filepath.Join(t.TempDir(), "cache", "vincache.db")
+					env["VPIC_BASE_URL"] = fmt.Sprintf("http://127.0.0.1:%d/api/vehicles", freePort(t))
+				case "patentsvc":
+					// DATABASE_URL empty: SQLite in data/ of the working directory.
+					env["STORAGE_DIR"] = filepath.Join(t.TempDir(), "patents")
+				}
+				runService(t, bin, dir, env, port, []string{"/livez"}, 30*time.Second)
+				if service == "patentsvc" {
+					if _, err := os.Stat(filepath.Join(dir, "data", "patentsvc.db")); err != nil {
+						t.Errorf("SQLite file not in the working directory's data/: %v", err)
+					}
+				}
+			})
+
+			// Each overlay's settings, as the pods get them, must load and
+			// serve the probe paths the manifests use. Secret values are
+			// stand-ins (optional ones left out); what would leave this
+			// machine or needs the pod's volumes is pointed at local stand-ins.
+			for _, b := range renders {
+				t.Run(strings.TrimPrefix(b.name, "overlays/"), func(t *testing.T) {
+					c := workloadOf(t, b, service).container(t)
+					env := map[string]string{"HOME": t.TempDir()}
+					for name, v := range containerEnv(t, b, c) {
+						switch {
+						case v.secretRef == nil:
+							env[name] = v.value
+						case v.secretRef.Optional == nil || !*v.secretRef.Optional:
+							env[name] = strings.Repeat("x", 48) // long enough for JWT_SECRET outside development
+						}
+					}
+					port := freePort(t)
+					env["PORT"] = strconv.Itoa(port)
+					switch service {
+					case "vinsvc":
+						env["CACHE_PATH"] = filepath.Join(t.TempDir(), "vincache.db")
+						env["VPIC_BASE_URL"] = fmt.Sprintf("http://127.0.0.1:%d/api/vehicles", freePort(t))
+					case "patentsvc":
+						env["DATABASE_URL"] = "" // SQLite: no PostgreSQL needed to load the settings
+						env["STORAGE_DIR"] = filepath.Join(t.TempDir(), "patents")
+						env["AWS_EC2_METADATA_DISABLED"] = "true" // the S3 client never asks a metadata service here
+					}
+					var paths []string
+					for _, p := range []*corev1.Probe{c.StartupProbe, c.LivenessProbe, c.ReadinessProbe} {
+						if p != nil && p.HTTPGet != nil {
+							paths = append(paths, p.HTTPGet.Path)
+						}
+					}
+					if len(paths) == 0 {
+						t.Fatal("no httpGet probes to try")
+					}
+					runService(t, bin, t.TempDir(), env, port, paths, 30*time.Second)
+				})
+			}
+		})
+	}
+}

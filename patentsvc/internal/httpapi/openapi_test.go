@@ -1,0 +1,934 @@
+package httpapi_test
+
+// The conformance test of docs/openapi/patentsvc.yaml: real requests go
+// through the real server (newEnv: real store, auth, rate limits and
+// analysis pipeline around fakes), and kin-openapi's openapi3filter checks
+// each request and each response (status, headers, body) against the
+// published document. Every route of the router must be documented and every
+// documented operation served; every status the document lists for an
+// operation must be produced by some request below.
+//
+// kin-openapi v0.153.0 reads OpenAPI 3.1 natively: openapi3filter turns on
+// its JSON Schema 2020-12 validation for 3.1 documents (type arrays with
+// "null", const, anyOf with {type: null}). The document is therefore used as
+// published, with one test-only tightening (closeResponseObjects) so that a
+// field the code adds without documenting it fails the test.
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/labstack/echo/v4"
+
+	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
+	"github.com/gatewayapis/patentsvc/internal/httpapi"
+	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
+)
+
+// openAPIFile is the published document.
+const openAPIFile = "../../../docs/openapi/patentsvc.yaml"
+
+// spec is the loaded document with a router per deployment shape.
+type spec struct {
+	doc *openapi3.T
+	// routers[root] routes requests of a service whose ROOT_PATH is root
+	// ("" or "/patents"), each built on the one server entry of the
+	// document that describes that deployment.
+	routers map[string]routers.Router
+	opts    *openapi3filter.Options
+
+	mu      sync.Mutex
+	covered map[string]bool // "GET /jobs/{job_id} 404", "component NotFound"
+}
+
+var registerDecoders sync.Once
+
+// loadSpec loads and validates the published document and prepares it for
+// checking responses.
+func loadSpec(t testing.TB) *spec {
+	t.Helper()
+	registerDecoders.Do(func() {
+		// Exports are checked as text and binary strings against their
+		// schemas (the CSV must also parse).
+		openapi3filter.RegisterBodyDecoder("text/csv", csvBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("application/pdf", openapi3filter.FileBodyDecoder)
+	})
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromFile(openAPIFile)
+	if err != nil {
+		t.Fatalf("load %s: %v", openAPIFile, err)
+	}
+	if doc.OpenAPI != "3.1.0" || !doc.IsOpenAPI31OrLater() {
+		t.Fatalf("%s: openapi = %q, want 3.1.0", openAPIFile, doc.OpenAPI)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		t.Fatalf("%s is not a valid OpenAPI 3.1 document: %v", openAPIFile, err)
+	}
+	closeResponseObjects(t, doc)
+
+	s := &spec{doc: doc, routers: map[string]routers.Router{}, covered: map[string]bool{}}
+	for _, server := range doc.Servers {
+		root := strings.TrimSuffix(server.URL, "/")
+		if v, ok := server.Variables["root_path"]; ok {
+			root = strings.ReplaceAll(server.URL, "{root_path}", v.Default)
+		}
+		one := *doc // the same document, seen through one of its servers
+		one.Servers = openapi3.Servers{server}
+		r, err := gorillamux.NewRouter(&one)
+		if err != nil {
+			t.Fatalf("router for server %q: %v", server.URL, err)
+		}
+		s.routers[root] = r
+	}
+	if s.routers[""] == nil || s.routers["/patents"] == nil {
+		t.Fatalf("servers = %v, want one for no ROOT_PATH and one for ROOT_PATH=/patents", slices.Collect(maps.Keys(s.routers)))
+	}
+	s.opts = &openapi3filter.Options{
+		IncludeResponseStatus: true, // a status the document does not list fails
+		MultiError:            true,
+		SkipSettingDefaults:   true,
+		AuthenticationFunc:    bearerAuth,
+		SchemaValidationOptions: []openapi3.SchemaValidationOption{
+			openapi3.WithStringFormatValidator("email", openapi3.NewRegexpFormatValidator(openapi3.FormatOfStringForEmail)),
+			openapi3.WithStringFormatValidator("uuid", openapi3.NewRegexpFormatValidator(openapi3.FormatOfStringForUUIDOfRFC9562)),
+			openapi3.WithStringFormatValidator("uri", openapi3.NewCallbackValidator(func(v string) error {
+				if u, err := url.Parse(v); err != nil || u.Scheme == "" || u.Host == "" {
+					return fmt.Errorf("%q is not an absolute URI", v)
+				}
+				return nil
+			})),
+		},
+	}
+	return s
+}
+
+// closeResponseObjects sets additionalProperties: false on every object
+// schema of a response body that lists properties and says nothing about
+// others. The published document leaves objects open, as clients must
+// tolerate fields added later; the test pins today's set, so a field the
+// code sends without the document naming it is drift.
+func closeResponseObjects(t testing.TB, doc *openapi3.T) {
+	t.Helper()
+	no := false
+	closeObj := func(_ string, ref *openapi3.SchemaRef) error {
+		s := ref.Value
+		if s.Type.Is("object") && len(s.Properties) > 0 && s.AdditionalProperties.Has == nil && s.AdditionalProperties.Schema == nil {
+			s.AdditionalProperties.Has = &no
+		}
+		return nil
+	}
+	var refs []*openapi3.ResponseRef
+	for _, r := range doc.Components.Responses {
+		refs = append(refs, r)
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			for _, r := range op.Responses.Map() {
+				refs = append(refs, r)
+			}
+		}
+	}
+	for _, r := range refs {
+		for _, mt := range r.Value.Content {
+			if mt.Schema == nil {
+				continue
+			}
+			if err := mt.Schema.WalkSubtree(closeObj); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// bearerAuth is the AuthenticationFunc of the bearerAuth scheme: the
+// request must carry "Authorization: Bearer <token>". Whether the token is
+// good is the server's business (a 401 the document lists).
+func bearerAuth(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	if in.SecuritySchemeName != "bearerAuth" {
+		return fmt.Errorf("unknown security scheme %q", in.SecuritySchemeName)
+	}
+	scheme, token, ok := strings.Cut(in.RequestValidationInput.Request.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return errors.New("no bearer token")
+	}
+	return nil
+}
+
+func csvBodyDecoder(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := csv.NewReader(bytes.NewReader(data)).ReadAll(); err != nil {
+		return nil, fmt.Errorf("body is not CSV: %w", err)
+	}
+	return string(data), nil
+}
+
+// apiCase is one request and what the document must say about it.
+type apiCase struct {
+	name   string
+	r      request
+	status int
+	// reqErr is empty when the request conforms to the document; otherwise
+	// the document must reject it, with an error containing reqErr (the
+	// document knows the rule the server enforces).
+	reqErr string
+}
+
+// Substrings of openapi3filter's request errors.
+const (
+	errSecurity = "security requirements failed"
+	errBody     = "request body has an error"
+)
+
+func errParam(name string) string { return fmt.Sprintf("parameter %q", name) }
+
+// check sends c through the server, checks its status, then validates the
+// request and the response against the document.
+func (s *spec) check(t *testing.T, en *env, c apiCase) *httptest.ResponseRecorder {
+	t.Helper()
+	return s.checkAt(t, en, en.root, c)
+}
+
+// checkAt is check for a service whose ROOT_PATH is root, whatever prefix
+// en puts before targets.
+func (s *spec) checkAt(t *testing.T, en *env, root string, c apiCase) *httptest.ResponseRecorder {
+	t.Helper()
+	r := c.r
+	if r.method == "" {
+		r.method = http.MethodGet
+	}
+	if r.remote == "" {
+		r.remote = en.freshAddr()
+	}
+	desc := fmt.Sprintf("%s: %s %s", c.name, r.method, en.root+r.target)
+	rec := en.do(t, r)
+	if rec.Code != c.status {
+		t.Errorf("%s: status %d, want %d; body %.300s", desc, rec.Code, c.status, rec.Body)
+		return rec
+	}
+
+	// The validator's own copy of the request (it reads the body).
+	var body io.Reader
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	req := httptest.NewRequest(r.method, en.root+r.target, body)
+	if r.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	for k, v := range r.headers {
+		req.Header.Set(k, v)
+	}
+	router := s.routers[root]
+	if router == nil {
+		t.Fatalf("%s: no server of the document describes ROOT_PATH %q", desc, root)
+	}
+
+	route, params, err := router.FindRoute(req)
+	if err != nil {
+		s.checkUnrouted(t, desc, req, rec, err)
+		return rec
+	}
+	// gorillamux matches the escaped path; the server decodes a path
+	// parameter once before validating it, and so does the document's
+	// reader.
+	for k, v := range params {
+		if u, err := url.PathUnescape(v); err == nil {
+			params[k] = u
+		}
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: s.opts}
+	err = openapi3filter.ValidateRequest(context.Background(), in)
+	switch {
+	case c.reqErr == "" && err != nil:
+		t.Errorf("%s: the document rejects the request: %v", desc, err)
+	case c.reqErr != "" && err == nil:
+		t.Errorf("%s: the document accepts the request, want it rejected (%s); the server answered %d", desc, c.reqErr, rec.Code)
+	case c.reqErr != "" && !strings.Contains(err.Error(), c.reqErr):
+		t.Errorf("%s: the document rejects the request with %q, want an error about %q", desc, err, c.reqErr)
+	}
+
+	err = openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in,
+		Status:                 rec.Code,
+		Header:                 rec.Header(),
+		Body:                   io.NopCloser(bytes.NewReader(rec.Body.Bytes())),
+		Options:                s.opts,
+	})
+	if err != nil {
+		t.Errorf("%s: response %d does not conform to the document: %v\nheaders: %v\nbody: %.500s", desc, rec.Code, err, rec.Header(), rec.Body)
+		return rec
+	}
+	s.cover(fmt.Sprintf("%s %s %d", route.Method, route.Path, rec.Code))
+	return rec
+}
+
+// checkUnrouted validates the answer to a request no operation matches:
+// an unknown path is the NotFound response, a known path with another
+// method the MethodNotAllowed one.
+func (s *spec) checkUnrouted(t *testing.T, desc string, req *http.Request, rec *httptest.ResponseRecorder, routeErr error) {
+	t.Helper()
+	var name string
+	switch {
+	case errors.Is(routeErr, routers.ErrPathNotFound):
+		name = "NotFound"
+	case errors.Is(routeErr, routers.ErrMethodNotAllowed):
+		name = "MethodNotAllowed"
+	default:
+		t.Errorf("%s: no route: %v", desc, routeErr)
+		return
+	}
+	resp := s.doc.Components.Responses[name]
+	if resp == nil {
+		t.Fatalf("components.responses.%s is missing", name)
+	}
+	if want := map[string]int{"NotFound": 404, "MethodNotAllowed": 405}[name]; rec.Code != want {
+		t.Errorf("%s: the document has no %s %s, so the answer must be %d (%s), got %d", desc, req.Method, req.URL.Path, want, name, rec.Code)
+		return
+	}
+	// A route of its own whose only response is the component.
+	op := openapi3.NewOperation()
+	op.Responses = openapi3.NewResponses(openapi3.WithStatus(rec.Code, resp))
+	route := &routers.Route{Spec: s.doc, Path: req.URL.Path, Method: req.Method, Operation: op}
+	err := openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, Route: route, Options: s.opts},
+		Status:                 rec.Code,
+		Header:                 rec.Header(),
+		Body:                   io.NopCloser(bytes.NewReader(rec.Body.Bytes())),
+		Options:                s.opts,
+	})
+	if err != nil {
+		t.Errorf("%s: response does not conform to components.responses.%s: %v\nheaders: %v\nbody: %s", desc, name, err, rec.Header(), rec.Body)
+		return
+	}
+	s.cover("component " + name)
+}
+
+func (s *spec) cover(key string) {
+	s.mu.Lock()
+	s.covered[key] = true
+	s.mu.Unlock()
+}
+
+func (s *spec) run(t *testing.T, en *env, cases []apiCase) {
+	t.Helper()
+	for _, c := range cases {
+		s.check(t, en, c)
+	}
+}
+
+// documented lists "METHOD /path STATUS" for every response the document
+// lists, plus the components every path may answer with.
+func (s *spec) documented() []string {
+	var out []string
+	for path, item := range s.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for status := range op.Responses.Map() {
+				out = append(out, fmt.Sprintf("%s %s %s", method, path, status))
+			}
+		}
+	}
+	out = append(out, "component NotFound", "component MethodNotAllowed")
+	sort.Strings(out)
+	return out
+}
+
+// echoPath turns Echo's /jobs/:job_id into OpenAPI's /jobs/{job_id}.
+func echoPath(p string) string {
+	return regexp.MustCompile(`:([a-z_]+)`).ReplaceAllString(p, "{$1}")
+}
+
+// TestOpenAPIRoutes: every route the router serves is documented, and every
+// documented operation is served.
+func TestOpenAPIRoutes(t *testing.T) {
+	s := loadSpec(t)
+	e, ok := newEnv(t).srv.(*echo.Echo)
+	if !ok {
+		t.Fatal("the server is not an *echo.Echo")
+	}
+	served := map[string]bool{}
+	for _, r := range e.Routes() {
+		served[r.Method+" "+echoPath(r.Path)] = true
+	}
+	documented := map[string]bool{}
+	for path, item := range s.doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented[method+" "+path] = true
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(served)) {
+		if !documented[k] {
+			t.Errorf("route %s is not in %s", k, openAPIFile)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(documented)) {
+		if !served[k] {
+			t.Errorf("%s documents %s, which the server does not serve", openAPIFile, k)
+		}
+	}
+	if len(served) == 0 || len(documented) == 0 {
+		t.Errorf("%d routes served, %d documented: nothing compared", len(served), len(documented))
+	}
+}
+
+// TestOpenAPIFacts ties values the document spells out to the code.
+func TestOpenAPIFacts(t *testing.T) {
+	s := loadSpec(t)
+	if s.doc.Info.Version != httpapi.Version {
+		t.Errorf("info.version = %q, want %q (httpapi.Version)", s.doc.Info.Version, httpapi.Version)
+	}
+	var enum []string
+	for _, v := range s.doc.Components.Schemas["ModelId"].Value.Enum {
+		enum = append(enum, fmt.Sprint(v))
+	}
+	if !slices.Equal(enum, patent.ModelIDs()) {
+		t.Errorf("ModelId enum = %v, want the allow-list %v", enum, patent.ModelIDs())
+	}
+	name := s.doc.Components.Schemas["CompanyName"].Value
+	if name.MinLength != patent.CompanyNameMin || name.MaxLength == nil || *name.MaxLength != patent.CompanyNameMax {
+		t.Errorf("CompanyName lengths = %d..%v, want %d..%d", name.MinLength, name.MaxLength, patent.CompanyNameMin, patent.CompanyNameMax)
+	}
+	// Every operation but the public ones needs the bearer token.
+	public := []string{"POST /auth/register", "POST /auth/login", "POST /auth/refresh", "GET /models",
+		"GET /health", "GET /livez", "GET /readyz", "GET /metrics"}
+	for path, item := range s.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			key := method + " " + path
+			open := op.Security != nil && len(*op.Security) == 0
+			if open != slices.Contains(public, key) {
+				t.Errorf("%s: needs no token = %v, want %v", key, open, !open)
+			}
+		}
+	}
+}
+
+// TestOpenAPIConformance sends a request for every status of every
+// operation through the real server and validates it and its answer.
+func TestOpenAPIConformance(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dialect string) {
+		s := loadSpec(t)
+		ran := false
+		t.Run("main", func(t *testing.T) { conformanceMain(t, s, dialect); ran = true })
+		t.Run("store down", func(t *testing.T) { conformanceStoreDown(t, s, dialect) })
+		t.Run("analyzer not configured", func(t *testing.T) { conformanceNoAnalyzer(t, s, dialect) })
+		t.Run("root path", func(t *testing.T) { conformanceRootPath(t, s, dialect) })
+
+		if !ran { // skipped (no PostgreSQL) or stopped
+			return
+		}
+		var missing []string
+		for _, k := range s.documented() {
+			if !s.covered[k] {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("no request produced these documented responses (add a case, or drop them from the document):\n  %s", strings.Join(missing, "\n  "))
+		}
+	})
+}
+
+func conformanceMain(t *testing.T, s *spec, dialect string) {
+	en := newEnv(t, onDialect(dialect))
+	ctx := context.Background()
+	admin, adminTok := en.admin(t)
+	bob, bobTokens := en.newUser(t, "bob@example.com")
+	bobTok := bobTokens.AccessToken
+	pns := en.world.Company("Acme Corp", 2)
+	en.world.Company("Beta Labs", 1)
+	// A company whose only patent is a scan without a text layer.
+	scanned := "US11762912B2"
+	en.world.Serp.SetResults("Scan Corp", 1, []map[string]any{serpapitest.Organic(scanned, "Scanned document",
+		time.Now().UTC().AddDate(0, 0, -2).Format("2006-01-02"), en.world.PDFs.Add(scanned, analysistest.ScannedPDF))})
+
+	over := `{"email":"` + strings.Repeat("a", 1<<20) + `","password":"x"}`
+	overBatch := `{"companies":["` + strings.Repeat("a", 1<<20) + `"]}`
+
+	// Auth.
+	s.run(t, en, []apiCase{
+		{"register 201", request{method: "POST", target: "/auth/register", body: credentials("carol@example.com", password)}, 201, ""},
+		{"register 400 malformed", request{method: "POST", target: "/auth/register", body: `{"email":`}, 400, errBody},
+		{"register 400 empty body", request{method: "POST", target: "/auth/register"}, 400, errBody},
+		{"register 409", request{method: "POST", target: "/auth/register", body: credentials("Bob@Example.com", password)}, 409, ""},
+		{"register 413", request{method: "POST", target: "/auth/register", body: over}, 413, errBody},
+		{"register 422 missing", request{method: "POST", target: "/auth/register", body: `{}`}, 422, errBody},
+		{"register 422 short password", request{method: "POST", target: "/auth/register", body: credentials("dan@example.com", "short")}, 422, errBody},
+		{"register 422 bad email", request{method: "POST", target: "/auth/register", body: credentials("not-an-email", password)}, 422, errBody},
+		{"login 200", request{method: "POST", target: "/auth/login", body: credentials(adminEmail, password)}, 200, ""},
+		{"login 400", request{method: "POST", target: "/auth/login", body: `{"email"`}, 400, errBody},
+		{"login 401", request{method: "POST", target: "/auth/login", body: credentials(adminEmail, "wrong password")}, 401, ""},
+		{"login 401 unknown email", request{method: "POST", target: "/auth/login", body: credentials("nobody@example.com", password)}, 401, ""},
+		{"login 413", request{method: "POST", target: "/auth/login", body: over}, 413, errBody},
+		{"login 422", request{method: "POST", target: "/auth/login", body: `{"email":"ada@example.com"}`}, 422, errBody},
+		{"refresh 200", request{method: "POST", target: "/auth/refresh", body: refreshBody(bobTokens.RefreshToken)}, 200, ""},
+		{"refresh 401 reused", request{method: "POST", target: "/auth/refresh", body: refreshBody(bobTokens.RefreshToken)}, 401, ""},
+		{"refresh 401 access token", request{method: "POST", target: "/auth/refresh", body: refreshBody(adminTok)}, 401, ""},
+		{"refresh 400", request{method: "POST", target: "/auth/refresh", body: `{"refresh_token":`}, 400, errBody},
+		{"refresh 413", request{method: "POST", target: "/auth/refresh", body: `{"refresh_token":"` + strings.Repeat("a", 1<<20) + `"}`}, 413, ""},
+		{"refresh 422", request{method: "POST", target: "/auth/refresh", body: `{"refresh_token":""}`}, 422, errBody},
+		{"me 200", request{target: "/auth/me", token: bobTok}, 200, ""},
+		{"me 200 with a request id", request{target: "/auth/me", token: bobTok, headers: map[string]string{"X-Request-Id": "trace-1"}}, 200, ""},
+		{"me 401 no token", request{target: "/auth/me"}, 401, errSecurity},
+		{"me 401 bad token", request{target: "/auth/me", token: "not-a-jwt"}, 401, ""},
+		{"models 200", request{target: "/models"}, 200, ""},
+		{"models 200 ignores a token", request{target: "/models", token: "junk"}, 200, ""},
+	})
+	// Rate limits: one client over each window.
+	for range 5 {
+		en.do(t, request{method: "POST", target: "/auth/register", body: `{}`, remote: "198.51.100.7:1"})
+	}
+	for range 10 {
+		en.do(t, request{method: "POST", target: "/auth/login", body: `{}`, remote: "198.51.100.8:1"})
+	}
+	s.run(t, en, []apiCase{
+		{"register 429", request{method: "POST", target: "/auth/register", body: credentials("erin@example.com", password), remote: "198.51.100.7:1"}, 429, ""},
+		{"login 429", request{method: "POST", target: "/auth/login", body: credentials(adminEmail, password), remote: "198.51.100.8:1"}, 429, ""},
+	})
+
+	// Analysis.
+	s.run(t, en, []apiCase{
+		{"analyze 200", request{target: "/analyze/Acme%20Corp?model=anthropic/claude-sonnet-4.5", token: bobTok}, 200, ""},
+		{"analyze 200 cached", request{target: "/analyze/Acme%20Corp?model=anthropic/claude-sonnet-4.5", token: bobTok}, 200, ""},
+		{"analyze 200 default model", request{target: "/analyze/Beta%20Labs", token: bobTok}, 200, ""},
+		{"analyze 200 no patents", request{target: "/analyze/Nobody%20Inc", token: bobTok}, 200, ""},
+		{"analyze 200 scanned", request{target: "/analyze/Scan%20Corp", token: bobTok}, 200, ""},
+		{"analyze 400 model", request{target: "/analyze/Acme%20Corp?model=openai/gpt-5", token: bobTok}, 400, errParam("model")},
+		{"analyze 401", request{target: "/analyze/Acme%20Corp"}, 401, errSecurity},
+		{"analyze 422 first character", request{target: "/analyze/-Acme", token: bobTok}, 422, errParam("company_name")},
+		{"analyze 422 too short", request{target: "/analyze/A", token: bobTok}, 422, errParam("company_name")},
+		{"analyze 422 character", request{target: "/analyze/Acme%2A", token: bobTok}, 422, errParam("company_name")},
+		{"analyze 422 too long", request{target: "/analyze/" + strings.Repeat("a", 101), token: bobTok}, 422, errParam("company_name")},
+		{"patent 200", request{target: "/analyze/patent/" + pns[0] + "?company_name=Acme%20Corp", token: bobTok}, 200, ""},
+		{"patent 400 model", request{target: "/analyze/patent/" + pns[0] + "?company_name=Acme&model=bad/model", token: bobTok}, 400, errParam("model")},
+		{"patent 401", request{target: "/analyze/patent/" + pns[0] + "?company_name=Acme"}, 401, errSecurity},
+		{"patent 404", request{target: "/analyze/patent/US99999999B2?company_name=Acme", token: bobTok}, 404, ""},
+		{"patent 422 id", request{target: "/analyze/patent/us123?company_name=Acme", token: bobTok}, 422, errParam("patent_id")},
+		{"patent 422 company missing", request{target: "/analyze/patent/" + pns[0], token: bobTok}, 422, errParam("company_name")},
+		{"patent 422 company", request{target: "/analyze/patent/" + pns[0] + "?company_name=-x", token: bobTok}, 422, errParam("company_name")},
+		{"patent 422 scanned", request{target: "/analyze/patent/" + scanned + "?company_name=Scan%20Corp", token: bobTok}, 422, ""},
+	})
+	en.world.LLM.Script(llmtest.Reply{Status: 402})
+	s.run(t, en, []apiCase{
+		{"patent 502", request{target: "/analyze/patent/" + pns[1] + "?company_name=Acme&model=mistralai/mistral-nemo", token: bobTok}, 502, ""},
+	})
+	en.world.LLM.Script(llmtest.Reply{Status: 401})
+	s.run(t, en, []apiCase{
+		{"analyze 200 llm failure", request{target: "/analyze/Acme%20Corp?model=google/gemini-2.5-flash", token: bobTok}, 200, ""},
+	})
+
+	twentyOne := `{"companies":["C0"` + strings.Repeat(`,"Cx"`, 20) + `]}`
+	s.run(t, en, []apiCase{
+		{"batch 200", request{method: "POST", target: "/analyze/batch", token: bobTok, body: `{"companies":["Acme Corp","Nobody Inc","Beta Labs","acme corp"],"max_workers":2}`}, 200, ""},
+		{"batch 200 model", request{method: "POST", target: "/analyze/batch", token: bobTok, body: `{"companies":["Beta Labs"],"model":"meta-llama/llama-3.3-70b-instruct"}`}, 200, ""},
+		{"batch 400 malformed", request{method: "POST", target: "/analyze/batch", token: bobTok, body: `{"companies":`}, 400, errBody},
+		{"batch 400 model", request{method: "POST", target: "/analyze/batch", token: bobTok, body: `{"companies":["Acme"],"model":"nope/nope"}`}, 400, errBody},
+		{"batch 401", request{method: "POST", target: "/analyze/batch", body: `{"companies":["Acme"]}`}, 401, errSecurity},
+		{"batch 413", request{method: "POST", target: "/analyze/batch", token: bobTok, body: overBatch}, 413, errBody},
+		{"batch 422 empty", request{method: "POST", target: "/analyze/batch", token: bobTok, body: `{"companies":[]}`}, 422, errBody},
+		{"batch 422 too many", request{method: "POST", target: "/analyze/batch", token: bobTok, body: twentyOne}, 422, errBody},
+		{"batch 422 name", request{method: "POST", target: "/analyze/batch", token: bobTok, body: `{"companies":["Acme","-bad"]}`}, 422, errBody},
+		{"batch 422 workers", request{method: "POST", target: "/analyze/batch", token: bobTok, body: `{"companies":["Acme"],"max_workers":6}`}, 422, errBody},
+		{"batch 422 type", request{method: "POST", target: "/analyze/batch", token: bobTok, body: `{"companies":"Acme"}`}, 422, errBody},
+		{"async 400 malformed", request{method: "POST", target: "/analyze/batch/async", token: bobTok, body: `{`}, 400, errBody},
+		{"async 400 model", request{method: "POST", target: "/analyze/batch/async", token: bobTok, body: `{"companies":["Acme"],"model":"x/y"}`}, 400, errBody},
+		{"async 401", request{method: "POST", target: "/analyze/batch/async", body: `{"companies":["Acme"]}`}, 401, errSecurity},
+		{"async 413", request{method: "POST", target: "/analyze/batch/async", token: bobTok, body: overBatch}, 413, errBody},
+		{"async 422", request{method: "POST", target: "/analyze/batch/async", token: bobTok, body: `{"companies":["Acme"],"max_workers":0}`}, 422, errBody},
+	})
+	rec := s.check(t, en, apiCase{"async 202", request{method: "POST", target: "/analyze/batch/async", token: bobTok,
+		body: `{"companies":["Acme Corp","Nobody Inc"],"model":"mistralai/mistral-nemo"}`}, 202, ""})
+	var job jobBody
+	decode(t, rec, &job)
+	waitForJob(t, en, bobTok, job.JobID, "completed")
+	for range 2 {
+		wantStatus(t, en.do(t, request{method: "POST", target: "/analyze/batch/async", token: bobTok, body: `{"companies":["Nobody Inc"]}`}), 202)
+	}
+	var jobPage struct {
+		NextCursor *string `json:"next_cursor"`
+	}
+	decode(t, en.do(t, request{target: "/jobs?limit=2", token: bobTok}), &jobPage)
+	var analysesPage struct {
+		NextCursor *string `json:"next_cursor"`
+	}
+	decode(t, en.do(t, request{target: "/analyze/batch?limit=2", token: bobTok}), &analysesPage)
+	if jobPage.NextCursor == nil || analysesPage.NextCursor == nil {
+		t.Fatal("want a second page of jobs and of analyses")
+	}
+	s.run(t, en, []apiCase{
+		{"job 200 completed", request{target: "/jobs/" + job.JobID, token: bobTok}, 200, ""},
+		{"job 401", request{target: "/jobs/" + job.JobID}, 401, errSecurity},
+		{"job 404", request{target: "/jobs/no-such-job", token: bobTok}, 404, ""},
+		{"jobs 200", request{target: "/jobs", token: bobTok}, 200, ""},
+		{"jobs 200 first page", request{target: "/jobs?limit=2", token: bobTok}, 200, ""},
+		{"jobs 200 last page", request{target: "/jobs?limit=2&cursor=" + url.QueryEscape(*jobPage.NextCursor), token: bobTok}, 200, ""},
+		{"jobs 200 status", request{target: "/jobs?status=completed", token: bobTok}, 200, ""},
+		{"jobs 200 malformed cursor", request{target: "/jobs?cursor=garbage!", token: bobTok}, 200, ""},
+		{"jobs 401", request{target: "/jobs"}, 401, errSecurity},
+		{"jobs 422 status", request{target: "/jobs?status=done", token: bobTok}, 422, errParam("status")},
+		{"jobs 422 limit 0", request{target: "/jobs?limit=0", token: bobTok}, 422, errParam("limit")},
+		{"jobs 422 limit 201", request{target: "/jobs?limit=201", token: bobTok}, 422, errParam("limit")},
+		{"jobs 422 limit x", request{target: "/jobs?limit=x", token: bobTok}, 422, errParam("limit")},
+		{"analyses 200", request{target: "/analyze/batch", token: bobTok}, 200, ""},
+		{"analyses 200 last page", request{target: "/analyze/batch?limit=2&cursor=" + url.QueryEscape(*analysesPage.NextCursor), token: bobTok}, 200, ""},
+		{"analyses 200 filter", request{target: "/analyze/batch?company_name=beta%20LABS", token: bobTok}, 200, ""},
+		{"analyses 200 unconstrained filter", request{target: "/analyze/batch?company_name=-", token: bobTok}, 200, ""},
+		{"analyses 401", request{target: "/analyze/batch"}, 401, errSecurity},
+		{"analyses 422", request{target: "/analyze/batch?limit=0", token: bobTok}, 422, errParam("limit")},
+	})
+
+	// Exports and analytics.
+	seedExports(t, en)
+	s.run(t, en, []apiCase{
+		{"csv 200", request{target: "/export/acme%20CORP", token: bobTok}, 200, ""},
+		{"csv 404 ampersand", request{target: "/export/AT%26T", token: bobTok}, 404, ""},
+		{"csv 401", request{target: "/export/Acme%20Corp"}, 401, errSecurity},
+		{"csv 404", request{target: "/export/Nobody", token: bobTok}, 404, ""},
+		{"csv 422", request{target: "/export/-bad", token: bobTok}, 422, errParam("company_name")},
+		{"pdf 200", request{target: "/export/Acme%20Corp/pdf", token: bobTok}, 200, ""},
+		{"pdf 401", request{target: "/export/Acme%20Corp/pdf"}, 401, errSecurity},
+		{"pdf 404", request{target: "/export/Nobody/pdf", token: bobTok}, 404, ""},
+		{"pdf 422", request{target: "/export/-bad/pdf", token: bobTok}, 422, errParam("company_name")},
+		{"trends 200", request{target: "/analytics/trends", token: bobTok}, 200, ""},
+		{"trends 200 days", request{target: "/analytics/trends?days=365", token: bobTok}, 200, ""},
+		{"trends 401", request{target: "/analytics/trends"}, 401, errSecurity},
+		{"trends 422", request{target: "/analytics/trends?days=6", token: bobTok}, 422, errParam("days")},
+		{"trends 422 too many", request{target: "/analytics/trends?days=366", token: bobTok}, 422, errParam("days")},
+		{"summary 200", request{target: "/analytics/summary", token: bobTok}, 200, ""},
+		{"summary 200 one day", request{target: "/analytics/summary?days=1", token: bobTok}, 200, ""},
+		{"summary 401", request{target: "/analytics/summary"}, 401, errSecurity},
+		{"summary 422", request{target: "/analytics/summary?days=0", token: bobTok}, 422, errParam("days")},
+	})
+
+	// Admin: tracked companies and alerts.
+	s.run(t, en, []apiCase{
+		{"tracked 200 empty", request{target: "/admin/tracked", token: adminTok}, 200, ""},
+		{"track 201", request{method: "POST", target: "/admin/tracked", token: adminTok, body: `{"company_name":"Acme Corp"}`}, 201, ""},
+		{"track 201 ampersand", request{method: "POST", target: "/admin/tracked", token: adminTok, body: `{"company_name":"AT&T"}`}, 201, ""},
+		{"track 400", request{method: "POST", target: "/admin/tracked", token: adminTok, body: `{"company_name"`}, 400, errBody},
+		{"track 401", request{method: "POST", target: "/admin/tracked", body: `{"company_name":"Beta Labs"}`}, 401, errSecurity},
+		{"track 403", request{method: "POST", target: "/admin/tracked", token: bobTok, body: `{"company_name":"Beta Labs"}`}, 403, ""},
+		{"track 409", request{method: "POST", target: "/admin/tracked", token: adminTok, body: `{"company_name":"ACME CORP"}`}, 409, ""},
+		{"track 413", request{method: "POST", target: "/admin/tracked", token: adminTok, body: `{"company_name":"` + strings.Repeat("a", 1<<20) + `"}`}, 413, errBody},
+		{"track 422", request{method: "POST", target: "/admin/tracked", token: adminTok, body: `{"company_name":"-bad"}`}, 422, errBody},
+		{"track 422 missing", request{method: "POST", target: "/admin/tracked", token: adminTok, body: `{}`}, 422, errBody},
+	})
+	tracked, err := en.st.ListTracked(ctx)
+	if err != nil || len(tracked) == 0 {
+		t.Fatalf("tracked = %v, %v", tracked, err)
+	}
+	if err := en.st.RecordRun(ctx, tracked[0].ID, 12, en.clk.Now(), en.clk.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		en.clk.Advance(time.Second)
+		if _, err := en.st.CreateAlert(ctx, patent.Alert{CompanyName: "Acme Corp", AlertType: patent.AlertTypePatentCountChange,
+			Message: fmt.Sprintf("Patent count for Acme Corp increased by %d.0%% (from 10 to %d)", 10*i, 10+i), OldValue: 10, NewValue: float64(10 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.run(t, en, []apiCase{
+		{"tracked 200", request{target: "/admin/tracked", token: adminTok}, 200, ""},
+		{"tracked 401", request{target: "/admin/tracked"}, 401, errSecurity},
+		{"tracked 401 bad token", request{target: "/admin/tracked", token: "x.y.z"}, 401, ""},
+		{"tracked 403", request{target: "/admin/tracked", token: bobTok}, 403, ""},
+		{"untrack 200", request{method: "DELETE", target: "/admin/tracked/acme%20corp", token: adminTok}, 200, ""},
+		{"untrack 200 ampersand", request{method: "DELETE", target: "/admin/tracked/AT%26T", token: adminTok}, 200, ""},
+		{"untrack 401", request{method: "DELETE", target: "/admin/tracked/Acme"}, 401, errSecurity},
+		{"untrack 403", request{method: "DELETE", target: "/admin/tracked/Acme", token: bobTok}, 403, ""},
+		{"untrack 404", request{method: "DELETE", target: "/admin/tracked/Acme%20Corp", token: adminTok}, 404, ""},
+		{"untrack 422", request{method: "DELETE", target: "/admin/tracked/-bad", token: adminTok}, 422, errParam("company_name")},
+		{"alerts 200", request{target: "/admin/alerts", token: adminTok}, 200, ""},
+		{"alerts 200 limit", request{target: "/admin/alerts?limit=200", token: adminTok}, 200, ""},
+		{"alerts 401", request{target: "/admin/alerts"}, 401, errSecurity},
+		{"alerts 403", request{target: "/admin/alerts", token: bobTok}, 403, ""},
+		{"alerts 422", request{target: "/admin/alerts?limit=201", token: adminTok}, 422, errParam("limit")},
+		{"rate limits 200", request{target: "/admin/rate-limits", token: adminTok}, 200, ""},
+		{"rate limits 401", request{target: "/admin/rate-limits"}, 401, errSecurity},
+		{"rate limits 403", request{target: "/admin/rate-limits", token: bobTok}, 403, ""},
+	})
+
+	// Admin: users.
+	carol := en.register(t, "carol2@example.com")
+	s.run(t, en, []apiCase{
+		{"users 200", request{target: "/admin/users", token: adminTok}, 200, ""},
+		{"users 401", request{target: "/admin/users"}, 401, errSecurity},
+		{"users 403", request{target: "/admin/users", token: bobTok}, 403, ""},
+		{"role 400 malformed", request{method: "PATCH", target: fmt.Sprintf("/admin/users/%d/role", bob.ID), token: adminTok, body: `{"role":`}, 400, errBody},
+		{"role 400 last admin", request{method: "PATCH", target: fmt.Sprintf("/admin/users/%d/role", admin.ID), token: adminTok, body: `{"role":"user"}`}, 400, ""},
+		{"role 401", request{method: "PATCH", target: fmt.Sprintf("/admin/users/%d/role", bob.ID), body: `{"role":"admin"}`}, 401, errSecurity},
+		{"role 403", request{method: "PATCH", target: fmt.Sprintf("/admin/users/%d/role", bob.ID), token: bobTok, body: `{"role":"admin"}`}, 403, ""},
+		{"role 404", request{method: "PATCH", target: "/admin/users/999999/role", token: adminTok, body: `{"role":"admin"}`}, 404, ""},
+		{"role 413", request{method: "PATCH", target: fmt.Sprintf("/admin/users/%d/role", bob.ID), token: adminTok, body: `{"role":"` + strings.Repeat("a", 1<<20) + `"}`}, 413, errBody},
+		{"role 422 role", request{method: "PATCH", target: fmt.Sprintf("/admin/users/%d/role", bob.ID), token: adminTok, body: `{"role":"root"}`}, 422, errBody},
+		{"role 422 id", request{method: "PATCH", target: "/admin/users/0/role", token: adminTok, body: `{"role":"admin"}`}, 422, errParam("user_id")},
+		{"role 200", request{method: "PATCH", target: fmt.Sprintf("/admin/users/%d/role", carol.ID), token: adminTok, body: `{"role":"admin"}`}, 200, ""},
+		{"role 200 back", request{method: "PATCH", target: fmt.Sprintf("/admin/users/%d/role", carol.ID), token: adminTok, body: `{"role":"user"}`}, 200, ""},
+		{"delete 400 self", request{method: "DELETE", target: fmt.Sprintf("/admin/users/%d", admin.ID), token: adminTok}, 400, ""},
+		{"delete 401", request{method: "DELETE", target: fmt.Sprintf("/admin/users/%d", carol.ID)}, 401, errSecurity},
+		{"delete 403", request{method: "DELETE", target: fmt.Sprintf("/admin/users/%d", carol.ID), token: bobTok}, 403, ""},
+		{"delete 404", request{method: "DELETE", target: "/admin/users/999999", token: adminTok}, 404, ""},
+		{"delete 422", request{method: "DELETE", target: "/admin/users/abc", token: adminTok}, 422, errParam("user_id")},
+		{"delete 422 too big", request{method: "DELETE", target: "/admin/users/99999999999999999999", token: adminTok}, 422, errParam("user_id")},
+		{"delete 200", request{method: "DELETE", target: fmt.Sprintf("/admin/users/%d", carol.ID), token: adminTok}, 200, ""},
+	})
+
+	// System, unknown routes and methods.
+	s.run(t, en, []apiCase{
+		{"health 200", request{target: "/health"}, 200, ""},
+		{"livez 200", request{target: "/livez"}, 200, ""},
+		{"readyz 200", request{target: "/readyz"}, 200, ""},
+		{"metrics 200", request{target: "/metrics"}, 200, ""},
+		{"404", request{target: "/nope"}, 404, ""},
+		{"404 under a prefix", request{target: "/patents/models"}, 404, ""},
+		{"405", request{method: "PUT", target: "/models"}, 405, ""},
+		{"405 admin", request{method: "POST", target: "/admin/tracked/Acme"}, 405, ""},
+		{"405 login", request{target: "/auth/login"}, 405, ""},
+	})
+
+	// Shutting down: the job being run fails, new jobs are refused.
+	rec = s.check(t, en, apiCase{"async 202 before shutdown", request{method: "POST", target: "/analyze/batch/async", token: bobTok,
+		body: `{"companies":["Acme Corp","Beta Labs","Nobody Inc"],"max_workers":1}`}, 202, ""})
+	decode(t, rec, &job)
+	if err := en.runner.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitForJob(t, en, bobTok, job.JobID, "failed")
+	s.run(t, en, []apiCase{
+		{"job 200 failed", request{target: "/jobs/" + job.JobID, token: bobTok}, 200, ""},
+		{"jobs 200 failed", request{target: "/jobs?status=failed", token: bobTok}, 200, ""},
+		{"async 503 shutting down", request{method: "POST", target: "/analyze/batch/async", token: bobTok, body: `{"companies":["Acme"]}`}, 503, ""},
+	})
+}
+
+// waitForJob polls the job until it reaches status.
+func waitForJob(t *testing.T, en *env, tok, id, status string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var j jobBody
+		rec := en.do(t, request{target: "/jobs/" + id, token: tok})
+		wantStatus(t, rec, http.StatusOK)
+		decode(t, rec, &j)
+		if j.Status == status {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s is %s, want %s", id, j.Status, status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// conformanceStoreDown: with the database gone, every operation that needs
+// it is a 500 (the token's user cannot be read), health and readiness 503.
+func conformanceStoreDown(t *testing.T, s *spec, dialect string) {
+	en := newEnv(t, onDialect(dialect))
+	_, tok := en.admin(t)
+	refresh := en.login(t, adminEmail).RefreshToken
+	if err := en.st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var cases []apiCase
+	for _, r := range []request{
+		{method: "POST", target: "/auth/register", body: credentials("zed@example.com", password)},
+		{method: "POST", target: "/auth/login", body: credentials(adminEmail, password)},
+		// Fails today with 401: auth.Service.Refresh wraps every error of
+		// store.UseRefreshToken in ErrInvalidToken (patentsvc/internal/auth/
+		// auth.go, Refresh), so a database failure answers 401 "Could not
+		// validate credentials" and is never logged as an error, where login
+		// and every authenticated route answer 500 (docs/patentsvc.md,
+		// Errors). Only patent.ErrNotFound and store.ErrRefreshReused are
+		// rejected tokens.
+		{method: "POST", target: "/auth/refresh", body: refreshBody(refresh)},
+		{target: "/auth/me"},
+		{target: "/analyze/Acme"},
+		{target: "/analyze/patent/US11734097B1?company_name=Acme"},
+		{target: "/analyze/batch"},
+		{method: "POST", target: "/analyze/batch", body: `{"companies":["Acme"]}`},
+		{method: "POST", target: "/analyze/batch/async", body: `{"companies":["Acme"]}`},
+		{target: "/jobs"},
+		{target: "/jobs/x"},
+		{target: "/export/Acme"},
+		{target: "/export/Acme/pdf"},
+		{target: "/analytics/trends"},
+		{target: "/analytics/summary"},
+		{target: "/admin/tracked"},
+		{method: "POST", target: "/admin/tracked", body: `{"company_name":"Acme"}`},
+		{method: "DELETE", target: "/admin/tracked/Acme"},
+		{target: "/admin/alerts"},
+		{target: "/admin/rate-limits"},
+		{target: "/admin/users"},
+		{method: "PATCH", target: "/admin/users/2/role", body: `{"role":"admin"}`},
+		{method: "DELETE", target: "/admin/users/2"},
+	} {
+		if !strings.HasPrefix(r.target, "/auth/") || r.target == "/auth/me" {
+			r.token = tok
+		}
+		cases = append(cases, apiCase{"500", r, 500, ""})
+	}
+	cases = append(cases,
+		apiCase{"health 503", request{target: "/health"}, 503, ""},
+		apiCase{"readyz 503", request{target: "/readyz"}, 503, ""},
+		apiCase{"livez 200", request{target: "/livez"}, 200, ""},
+		apiCase{"models 200", request{target: "/models"}, 200, ""},
+		apiCase{"metrics 200", request{target: "/metrics"}, 200, ""},
+	)
+	s.run(t, en, cases)
+}
+
+// conformanceNoAnalyzer: without the search and LLM keys, the analysis
+// operations answer 503 and the rest serves.
+func conformanceNoAnalyzer(t *testing.T, s *spec, dialect string) {
+	en := newEnv(t, onDialect(dialect), withAnalyzerMissing("SERPAPI_API_KEY", "LLM_API_KEY"))
+	_, tok := en.admin(t)
+	s.run(t, en, []apiCase{
+		{"analyze 503", request{target: "/analyze/Acme%20Corp", token: tok}, 503, ""},
+		{"patent 503", request{target: "/analyze/patent/US11734097B1?company_name=Acme", token: tok}, 503, ""},
+		{"batch 503", request{method: "POST", target: "/analyze/batch", token: tok, body: `{"companies":["Acme"]}`}, 503, ""},
+		{"async 503", request{method: "POST", target: "/analyze/batch/async", token: tok, body: `{"companies":["Acme"]}`}, 503, ""},
+		{"analyses 200", request{target: "/analyze/batch", token: tok}, 200, ""},
+		{"jobs 200", request{target: "/jobs", token: tok}, 200, ""},
+		{"health 200", request{target: "/health"}, 200, ""},
+		{"summary 200 empty", request{target: "/analytics/summary", token: tok}, 200, ""},
+		{"trends 200 empty", request{target: "/analytics/trends", token: tok}, 200, ""},
+		{"alerts 200 empty", request{target: "/admin/alerts", token: tok}, 200, ""},
+	})
+}
+
+// conformanceRootPath: with ROOT_PATH=/patents the document's second
+// server describes the service.
+func conformanceRootPath(t *testing.T, s *spec, dialect string) {
+	en := newEnv(t, onDialect(dialect), withRootPath("/patents"))
+	_, tok := en.admin(t)
+	s.run(t, en, []apiCase{
+		{"models 200", request{target: "/models"}, 200, ""},
+		{"health 200", request{target: "/health"}, 200, ""},
+		{"livez 200", request{target: "/livez"}, 200, ""},
+		{"readyz 200", request{target: "/readyz"}, 200, ""},
+		{"metrics 200", request{target: "/metrics"}, 200, ""},
+		{"me 200", request{target: "/auth/me", token: tok}, 200, ""},
+		{"users 200", request{target: "/admin/users", token: tok}, 200, ""},
+		{"me 401", request{target: "/auth/me"}, 401, errSecurity},
+		{"404", request{target: "/nope"}, 404, ""},
+		{"405", request{method: "DELETE", target: "/models"}, 405, ""},
+	})
+	// Without the prefix nothing is served.
+	en.root = ""
+	s.checkAt(t, en, "/patents", apiCase{"404 without the prefix", request{target: "/models"}, 404, ""})
+}
+
+// TestOpenAPIRejectsDrift is the test's negative control: answers that
+// break the document in the ways code drifts (a field renamed, dropped,
+// added, retyped or made null; an undocumented status; a missing header)
+// must fail validation. It guards against a validator that silently
+// accepts everything (e.g. a kin-openapi release that stops applying JSON
+// Schema 2020-12 to 3.1 documents).
+func TestOpenAPIRejectsDrift(t *testing.T) {
+	s := loadSpec(t)
+	route := func(method, path string) (*routers.Route, map[string]string, *http.Request) {
+		req := httptest.NewRequest(method, path, nil)
+		req.Header.Set("Authorization", "Bearer x")
+		r, params, err := s.routers[""].FindRoute(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		return r, params, req
+	}
+	validate := func(method, path string, status int, header http.Header, body string) error {
+		r, params, req := route(method, path)
+		if header == nil {
+			header = http.Header{}
+		}
+		if header.Get("Content-Type") == "" {
+			header.Set("Content-Type", "application/json")
+		}
+		if _, ok := header["X-Request-Id"]; !ok {
+			header.Set("X-Request-Id", "req-1")
+		}
+		return openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: r, Options: s.opts},
+			Status:                 status, Header: header, Body: io.NopCloser(strings.NewReader(body)), Options: s.opts,
+		})
+	}
+	const user = `{"id":1,"email":"ada@example.com","role":"admin","created_at":"2026-11-25T12:00:00Z"}`
+	const analysis = `{"company_name":"Acme","analysis":%s,"patent_count":0,"patents":[],"success":%s,"error":null,"model":"openai/gpt-4o-mini","cached":false,"timestamp":"2026-11-25T12:00:00Z"}`
+	const job = `{"job_id":"0190a0a0-0000-7000-8000-000000000000","status":%q,"total":1,"completed":0,"progress":0,"result":%s,"error":null,"model":"openai/gpt-4o-mini","created_at":"2026-11-25T12:00:00Z","updated_at":"2026-11-25T12:00:00Z"}`
+	const record = `{"items":[{"id":1,"company_name":null,"analysis_type":"portfolio","model":null,"response":"x","timestamp":%s}],"next_cursor":null}`
+	for _, tt := range []struct {
+		name           string
+		method, path   string
+		status         int
+		header         http.Header
+		body           string
+		ok             bool
+		wantErrContain string
+	}{
+		{"user conforms", "GET", "/auth/me", 200, nil, user, true, ""},
+		{"field dropped", "GET", "/auth/me", 200, nil, `{"id":1,"email":"ada@example.com","created_at":"2026-11-25T12:00:00Z"}`, false, "role"},
+		{"field renamed", "GET", "/auth/me", 200, nil, `{"id":1,"email":"ada@example.com","role":"admin","createdAt":"2026-11-25T12:00:00Z"}`, false, "created"},
+		{"field added", "GET", "/auth/me", 200, nil, strings.Replace(user, `}`, `,"password_hash":"x"}`, 1), false, "password_hash"},
+		{"enum value", "GET", "/auth/me", 200, nil, strings.Replace(user, `"admin"`, `"root"`, 1), false, "role"},
+		{"date-time", "GET", "/auth/me", 200, nil, strings.Replace(user, `2026-11-25T12:00:00Z`, `yesterday`, 1), false, "created_at"},
+		{"undocumented status", "GET", "/auth/me", 418, nil, `{"detail":"x"}`, false, "status is not supported"},
+		{"no X-Request-Id", "GET", "/auth/me", 200, http.Header{"X-Request-Id": nil}, user, false, "X-Request-Id"},
+		{"401 without WWW-Authenticate", "GET", "/auth/me", 401, nil, `{"detail":"Not authenticated"}`, false, "WWW-Authenticate"},
+		{"401 conforms", "GET", "/auth/me", 401, http.Header{"Www-Authenticate": {"Bearer"}}, `{"detail":"Not authenticated"}`, true, ""},
+		{"error with an extra field", "GET", "/auth/me", 401, http.Header{"Www-Authenticate": {"Bearer"}}, `{"detail":"x","code":"UNAUTHORIZED"}`, false, "code"},
+		{"422 without errors", "GET", "/jobs", 422, nil, `{"detail":"limit must be a whole number from 1 to 200"}`, false, "errors"},
+		{"nullable string null", "GET", "/analyze/Acme", 200, nil, fmt.Sprintf(analysis, "null", "false"), true, ""},
+		{"nullable string string", "GET", "/analyze/Acme", 200, nil, fmt.Sprintf(analysis, `"text"`, "true"), true, ""},
+		{"nullable string number", "GET", "/analyze/Acme", 200, nil, fmt.Sprintf(analysis, "5", "true"), false, "analysis"},
+		{"boolean null", "GET", "/analyze/Acme", 200, nil, fmt.Sprintf(analysis, "null", "null"), false, "success"},
+		{"nullable result null", "GET", "/jobs/x", 200, nil, fmt.Sprintf(job, "pending", "null"), true, ""},
+		{"nullable result object", "GET", "/jobs/x", 200, nil, fmt.Sprintf(job, "pending", "{}"), false, "result"},
+		{"job status", "GET", "/jobs/x", 200, nil, fmt.Sprintf(job, "done", "null"), false, "status"},
+		{"nullable date-time null", "GET", "/analyze/batch", 200, nil, fmt.Sprintf(record, "null"), true, ""},
+		{"nullable date-time garbage", "GET", "/analyze/batch", 200, nil, fmt.Sprintf(record, `"soon"`), false, "timestamp"},
+		{"const", "POST", "/auth/login", 200, nil, `{"access_token":"a","refresh_token":"b","token_type":"Bearer","expires_in":1800}`, false, "token_type"},
+		{"429 without Retry-After", "POST", "/auth/login", 429, nil, `{"detail":"Rate limit exceeded: 10/minute"}`, false, "Retry-After"},
+		{"csv without Content-Disposition", "GET", "/export/Acme", 200, http.Header{"Content-Type": {"text/csv; charset=utf-8"}, "Cache-Control": {"no-store"}},
+			"company_name,analysis_type,model,analysis,timestamp\r\n", false, "Content-Disposition"},
+		{"csv with another header row", "GET", "/export/Acme", 200, http.Header{"Content-Type": {"text/csv; charset=utf-8"}, "Cache-Control": {"no-store"},
+			"Content-Disposition": {"attachment; filename=acme_export.csv"}}, "name,type\r\n", false, "pattern"},
+		{"pdf as JSON", "GET", "/export/Acme/pdf", 200, http.Header{"Cache-Control": {"no-store"},
+			"Content-Disposition": {"attachment; filename=acme-analysis-2026-11-25.pdf"}}, `{}`, false, "Content-Type"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := validate(tt.method, tt.path, tt.status, tt.header, tt.body)
+			switch {
+			case tt.ok && err != nil:
+				t.Errorf("valid answer rejected: %v", err)
+			case !tt.ok && err == nil:
+				t.Errorf("drifted answer accepted: %d %s", tt.status, tt.body)
+			case !tt.ok && !strings.Contains(err.Error(), tt.wantErrContain):
+				t.Errorf("error %q does not mention %q", err, tt.wantErrContain)
+			}
+		})
+	}
+}
