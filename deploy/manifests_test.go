@@ -53,16 +53,16 @@ var awsSettings = map[string]bool{
 }
 
 // shutdownBudget is how long each service may take after SIGTERM, in
-// multiples of SHUTDOWN_TIMEOUT plus a fixed part (cmd/*/main.go):
-// vinsvc drains HTTP (SHUTDOWN_TIMEOUT), then waits up to 5s for detached
-// upstream calls; patentsvc drains HTTP (SHUTDOWN_TIMEOUT), then gives the
-// scheduler, the jobs and the webhooks a second SHUTDOWN_TIMEOUT.
+// multiples of SHUTDOWN_TIMEOUT plus a fixed part (cmd/*/main.go): both
+// finish HTTP drain and background work within one SHUTDOWN_TIMEOUT of
+// the signal (graceful.DrainContext), then close their stores, which the
+// fixed part covers.
 var shutdownBudget = map[string]struct {
 	timeouts int
 	fixed    time.Duration
 }{
 	"vinsvc":    {1, 5 * time.Second},
-	"patentsvc": {2, 0},
+	"patentsvc": {1, 5 * time.Second},
 }
 
 func TestOverlaysHoldBothServices(t *testing.T) {

@@ -11,12 +11,35 @@ import (
 	"time"
 )
 
-// Serve serves srv on ln until ctx is done, then stops accepting connections
-// and waits up to timeout for in-flight requests to finish; connections
-// still busy after that are closed and logged. It returns nil once the
-// server has stopped, or the error that stopped serving early (a broken
-// listener, say).
-func Serve(ctx context.Context, srv *http.Server, ln net.Listener, timeout time.Duration, logger *slog.Logger) error {
+// DrainContext returns a context that ends timeout after ctx ends: the
+// one deadline every shutdown step shares (the HTTP drain, then background
+// work, then closing stores), so that SIGTERM to exit never takes longer
+// than the configured shutdown timeout. cancel releases it early.
+func DrainContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	drain, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-drain.Done():
+			return
+		}
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-drain.Done():
+		}
+	}()
+	return drain, cancel
+}
+
+// Serve serves srv on ln until ctx is done, then stops accepting
+// connections and waits, until drain ends, for in-flight requests to
+// finish; connections still busy then are closed and logged. It returns
+// nil once the server has stopped, or the error that stopped serving early
+// (a broken listener, say).
+func Serve(ctx, drain context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("http server listening", "addr", ln.Addr().String())
@@ -27,10 +50,8 @@ func Serve(ctx context.Context, srv *http.Server, ln net.Listener, timeout time.
 	case <-ctx.Done():
 	}
 
-	logger.Info("http server shutting down", "timeout", timeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	logger.Info("http server shutting down")
+	if err := srv.Shutdown(drain); err != nil {
 		logger.Warn("http server drain timed out; closing remaining connections", "err", err.Error())
 		_ = srv.Close()
 	}

@@ -27,7 +27,9 @@ func TestServeDrainsInFlight(t *testing.T) {
 	srv := graceful.NewServer(h, logger, 5*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- graceful.Serve(ctx, srv, ln, 5*time.Second, logger) }()
+	drain, stop := graceful.DrainContext(ctx, 5*time.Second)
+	defer stop()
+	go func() { served <- graceful.Serve(ctx, drain, srv, ln, logger) }()
 
 	got := make(chan string, 1)
 	go func() {
@@ -68,9 +70,9 @@ func TestServeTimeoutClosesConnections(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() {
-		served <- graceful.Serve(ctx, graceful.NewServer(h, logger, time.Minute), ln, 100*time.Millisecond, logger)
-	}()
+	drain, stop := graceful.DrainContext(ctx, 100*time.Millisecond)
+	defer stop()
+	go func() { served <- graceful.Serve(ctx, drain, graceful.NewServer(h, logger, time.Minute), ln, logger) }()
 	go http.Get("http://" + ln.Addr().String())
 	<-started
 	cancel()
@@ -88,8 +90,29 @@ func TestServeListenerError(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ln.Close()
 	logger := slog.New(slog.DiscardHandler)
-	err := graceful.Serve(context.Background(), graceful.NewServer(http.NotFoundHandler(), logger, time.Second), ln, time.Second, logger)
+	err := graceful.Serve(context.Background(), context.Background(), graceful.NewServer(http.NotFoundHandler(), logger, time.Second), ln, logger)
 	if err == nil {
 		t.Error("Serve on a closed listener returned nil")
+	}
+}
+
+func TestDrainContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	drain, stop := graceful.DrainContext(ctx, 50*time.Millisecond)
+	defer stop()
+	select {
+	case <-drain.Done():
+		t.Fatal("drain ended before its parent")
+	case <-time.After(20 * time.Millisecond):
+	}
+	began := time.Now()
+	cancel()
+	select {
+	case <-drain.Done():
+		if d := time.Since(began); d < 40*time.Millisecond {
+			t.Errorf("drain ended %v after its parent, want about the timeout", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("drain never ended")
 	}
 }

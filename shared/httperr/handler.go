@@ -95,3 +95,23 @@ func fromEcho(he *echo.HTTPError) *Error {
 	}
 	return &Error{Status: status, Code: CodeForStatus(status), Message: msg, Err: he}
 }
+
+// RejectOptions answers OPTIONS on a known route with 405 and the route's
+// Allow header, as for any other method the route does not serve; Echo
+// (and its CORS middleware) would otherwise answer 204 with no body. A CORS
+// preflight, an OPTIONS request naming Access-Control-Request-Method, goes
+// on to the next handler, so put this before a CORS middleware.
+func RejectOptions() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if req.Method == http.MethodOptions && req.Header.Get(echo.HeaderAccessControlRequestMethod) == "" {
+				if allow, ok := c.Get(echo.ContextKeyHeaderAllow).(string); ok {
+					c.Response().Header().Set(echo.HeaderAllow, allow)
+					return echo.ErrMethodNotAllowed
+				}
+			}
+			return next(c)
+		}
+	}
+}

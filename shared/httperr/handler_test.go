@@ -140,3 +140,29 @@ func TestErrorHelpers(t *testing.T) {
 		}
 	}
 }
+
+func TestRejectOptions(t *testing.T) {
+	var logs bytes.Buffer
+	e := newEcho(&logs, func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
+	e.Use(httperr.RejectOptions())
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodOptions, "/x", nil))
+	if rec.Code != http.StatusMethodNotAllowed || !strings.Contains(rec.Header().Get("Allow"), "GET") {
+		t.Errorf("OPTIONS /x = %d, Allow %q; want 405 with the route's methods", rec.Code, rec.Header().Get("Allow"))
+	}
+	rec = httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodOptions, "/nope", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("OPTIONS /nope = %d, want 404", rec.Code)
+	}
+	// A CORS preflight goes on to the next middleware (here none, so
+	// Echo's own OPTIONS answer).
+	rec = httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodOptions, "/x", nil)
+	req.Header.Set("Origin", "http://localhost:3000")
+	req.Header.Set("Access-Control-Request-Method", "GET")
+	e.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNoContent {
+		t.Errorf("preflight OPTIONS /x = %d, want 204 from the next handler", rec.Code)
+	}
+}

@@ -100,7 +100,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	logger.Info("database ready", "dialect", st.Dialect())
 
 	// Domain services.
-	authn, err := auth.New(st, []byte(cfg.JWTSecret.Reveal()), cfg.AccessTokenTTL, cfg.RefreshTokenTTL, cfg.BcryptCost, time.Now)
+	var previous []byte
+	if cfg.JWTSecretPrev != "" {
+		previous = []byte(cfg.JWTSecretPrev.Reveal())
+	}
+	authn, err := auth.New(st, []byte(cfg.JWTSecret.Reveal()), previous, cfg.AccessTokenTTL, cfg.RefreshTokenTTL, cfg.BcryptCost, time.Now)
 	if err != nil {
 		return err
 	}
@@ -181,10 +185,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// Serve until SIGTERM/SIGINT, then shut down in reverse order: the HTTP
 	// server drains, the scheduler and the jobs finish the companies they
 	// are on, pending webhooks are delivered (each step within
-	// SHUTDOWN_TIMEOUT), the background loops stop, the database closes.
-	serveErr := graceful.Serve(ctx, srv, ln, cfg.ShutdownTimeout, logger)
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer cancel()
+	// SHUTDOWN_TIMEOUT of the signal, one deadline for all), the background
+	// loops stop, the database closes.
+	drain, stopDrain := graceful.DrainContext(ctx, cfg.ShutdownTimeout)
+	defer stopDrain()
+	serveErr := graceful.Serve(ctx, drain, srv, ln, logger)
+	sctx := drain
 	if sched != nil {
 		if err := sched.Shutdown(); err != nil {
 			logger.Warn("scheduler shutdown", "err", err.Error())

@@ -58,6 +58,7 @@ type Store interface {
 type Service struct {
 	store      Store
 	secret     []byte
+	previous   []byte // also accepted when verifying; nil when not rotating
 	accessTTL  time.Duration
 	refreshTTL time.Duration
 	cost       int
@@ -65,13 +66,14 @@ type Service struct {
 	dummyHash  []byte
 }
 
-// New returns a Service signing with secret. cost is the bcrypt cost.
-func New(store Store, secret []byte, accessTTL, refreshTTL time.Duration, cost int, now func() time.Time) (*Service, error) {
+// New returns a Service signing with secret and also accepting tokens
+// signed with previous (nil when not rotating). cost is the bcrypt cost.
+func New(store Store, secret, previous []byte, accessTTL, refreshTTL time.Duration, cost int, now func() time.Time) (*Service, error) {
 	dummy, err := bcrypt.GenerateFromPassword([]byte("not a real password"), cost)
 	if err != nil {
 		return nil, fmt.Errorf("auth: bcrypt cost %d: %w", cost, err)
 	}
-	return &Service{store: store, secret: secret, accessTTL: accessTTL, refreshTTL: refreshTTL, cost: cost, now: now, dummyHash: dummy}, nil
+	return &Service{store: store, secret: secret, previous: previous, accessTTL: accessTTL, refreshTTL: refreshTTL, cost: cost, now: now, dummyHash: dummy}, nil
 }
 
 // Tokens is what login and refresh hand out.
@@ -165,7 +167,11 @@ type Claims struct {
 // returns its claims. Any failure is ErrInvalidToken.
 func (s *Service) Parse(token, wantType string) (Claims, error) {
 	var c Claims
-	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return s.secret, nil },
+	keys := jwt.VerificationKeySet{Keys: []jwt.VerificationKey{s.secret}}
+	if len(s.previous) > 0 {
+		keys.Keys = append(keys.Keys, s.previous)
+	}
+	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return keys, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),

@@ -38,7 +38,7 @@ func mustService(tb testing.TB) (*auth.Service, *store.Store, *clock) {
 	tb.Helper()
 	clk := &clock{t: time.Now().UTC()}
 	st := storetest.Open(tb, store.SQLite, clk.Now)
-	svc, err := auth.New(st, secret, 30*time.Minute, 168*time.Hour, 4, clk.Now)
+	svc, err := auth.New(st, secret, nil, 30*time.Minute, 168*time.Hour, 4, clk.Now)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -201,4 +201,34 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse accepted a token whose header is %s", header)
 		}
 	})
+}
+
+// TestRotation: after JWT_SECRET changes with the old one as previous,
+// tokens signed before still work (and refresh into new-secret tokens);
+// without the previous secret they do not.
+func TestRotation(t *testing.T) {
+	clk := &clock{t: time.Now().UTC()}
+	st := storetest.Open(t, store.SQLite, clk.Now)
+	old, _ := auth.New(st, secret, nil, 30*time.Minute, time.Hour, 4, clk.Now)
+	old.Register(ctx, "ada@example.com", "correct horse")
+	tok, err := old.Login(ctx, "ada@example.com", "correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newSecret := []byte("fedcba9876543210fedcba9876543210")
+	rotating, _ := auth.New(st, newSecret, secret, 30*time.Minute, time.Hour, 4, clk.Now)
+	if _, err := rotating.Authenticate(ctx, tok.Access); err != nil {
+		t.Fatalf("old token during rotation: %v", err)
+	}
+	fresh, err := rotating.Refresh(ctx, tok.Refresh)
+	if err != nil {
+		t.Fatalf("old refresh token during rotation: %v", err)
+	}
+	done, _ := auth.New(st, newSecret, nil, 30*time.Minute, time.Hour, 4, clk.Now)
+	if _, err := done.Authenticate(ctx, fresh.Access); err != nil {
+		t.Errorf("token issued during rotation rejected after it: %v", err)
+	}
+	if _, err := done.Authenticate(ctx, tok.Access); !errors.Is(err, auth.ErrInvalidToken) {
+		t.Errorf("old-secret token accepted after rotation: %v", err)
+	}
 }

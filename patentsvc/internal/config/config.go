@@ -49,6 +49,7 @@ type Config struct {
 	DBMaxIdleConns  int
 	DBConnMaxLife   time.Duration
 	JWTSecret       Secret
+	JWTSecretPrev   Secret
 	AccessTokenTTL  time.Duration
 	RefreshTokenTTL time.Duration
 	BcryptCost      int
@@ -129,6 +130,8 @@ var settings = []setting{
 		func(c *Config, v string) error { return positiveDuration(&c.DBConnMaxLife, v) }},
 	{"JWT_SECRET", DefaultJWTSecret, "HS256 signing secret. Outside `APP_ENV=development` the built-in default or a secret shorter than 32 bytes stops start-up.", true,
 		func(c *Config, v string) error { c.JWTSecret = Secret(v); return nil }},
+	{"JWT_SECRET_PREVIOUS", "", "A second secret whose tokens are still accepted (never used to sign), for rotating `JWT_SECRET` without logging everyone out (docs/operations.md); empty when not rotating. Same length rule as `JWT_SECRET` outside development.", true,
+		func(c *Config, v string) error { c.JWTSecretPrev = Secret(v); return nil }},
 	{"ACCESS_TOKEN_TTL", "30m", "Lifetime of access tokens.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.AccessTokenTTL, v) }},
 	{"REFRESH_TOKEN_TTL", "168h", "Lifetime of refresh tokens.", false,
@@ -224,6 +227,9 @@ func Load(getenv func(string) string) (Config, error) {
 		case len(secret) < MinJWTSecret:
 			errs = append(errs, fmt.Errorf("JWT_SECRET: %d bytes is too short when APP_ENV is %q; use at least %d", len(secret), c.AppEnv, MinJWTSecret))
 		}
+	}
+	if prev := c.JWTSecretPrev.Reveal(); prev != "" && c.AppEnv != Development && len(prev) < MinJWTSecret {
+		errs = append(errs, fmt.Errorf("JWT_SECRET_PREVIOUS: %d bytes is too short when APP_ENV is %q; use at least %d", len(prev), c.AppEnv, MinJWTSecret))
 	}
 	if c.StorageBackend == "s3" && c.S3Bucket == "" {
 		errs = append(errs, errors.New("S3_BUCKET: required when STORAGE_BACKEND is s3"))

@@ -137,3 +137,14 @@ func TestDocUpToDate(t *testing.T) {
 		t.Errorf("%s is out of date (%v); run go test ./internal/config -update", path, err)
 	}
 }
+
+func TestJWTSecretPrevious(t *testing.T) {
+	long := strings.Repeat("k", 32)
+	if _, err := config.Load(env(map[string]string{"APP_ENV": "production", "JWT_SECRET": long, "JWT_SECRET_PREVIOUS": "short"})); err == nil || !strings.Contains(err.Error(), "JWT_SECRET_PREVIOUS") {
+		t.Errorf("short previous secret in production: %v", err)
+	}
+	c, err := config.Load(env(map[string]string{"APP_ENV": "production", "JWT_SECRET": long, "JWT_SECRET_PREVIOUS": strings.Repeat("p", 40)}))
+	if err != nil || c.JWTSecretPrev.Reveal() != strings.Repeat("p", 40) {
+		t.Errorf("Load = %v", err)
+	}
+}

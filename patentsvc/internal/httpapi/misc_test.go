@@ -149,6 +149,10 @@ func TestErrors404405413(t *testing.T) {
 		{http.MethodPost, "/health", 405, "method not allowed"},
 		{http.MethodPut, "/admin/tracked", 405, "method not allowed"},
 		{http.MethodGet, "/admin/users/1/role", 405, "method not allowed"},
+		// OPTIONS without an Origin is not a CORS preflight: 405 like any
+		// other method the route does not serve.
+		{http.MethodOptions, "/models", 405, "method not allowed"},
+		{http.MethodOptions, "/auth/login", 405, "method not allowed"},
 	} {
 		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
 			rec := en.do(t, request{method: tt.method, target: tt.target})

@@ -96,6 +96,7 @@ func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analy
 		Limit:   BodyLimit,
 		Skipper: func(c echo.Context) bool { return rateLimitedRoutes[strings.TrimPrefix(c.Path(), opts.RootPath)] },
 	}))
+	e.Use(httperr.RejectOptions()) // lets CORS preflights through to the CORS middleware
 	if len(opts.CORSOrigins) > 0 { // an empty list would make Echo allow every origin
 		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
 			AllowOrigins:  opts.CORSOrigins,

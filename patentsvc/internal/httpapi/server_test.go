@@ -149,7 +149,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 		st = storetest.Open(t, o.dialect, clk.Now)
 	}
 
-	authn, err := auth.New(st, []byte(jwtSecret), accessTTL, refreshTTL, bcrypt.MinCost, clk.Now)
+	authn, err := auth.New(st, []byte(jwtSecret), nil, accessTTL, refreshTTL, bcrypt.MinCost, clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -40,10 +39,6 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-// backgroundDrain bounds how long shutdown waits for upstream calls that
-// outlived the requests that started them, so their answers are cached.
-const backgroundDrain = 5 * time.Second
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -93,7 +88,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 
 	// HTTP server.
-	handler := httpapi.NewServer(logger, cfg.ProxySecret.Reveal(), decoder, store, limiter, monitor, reg, time.Now(), time.Now)
+	handler := httpapi.NewServer(logger, cfg.ProxySecrets(), decoder, store, limiter, monitor, reg, time.Now(), time.Now)
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
@@ -110,14 +105,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		workers.Go(func() { limiter.RunJanitor(bg, time.Minute) })
 	}
 
-	// Serve until SIGTERM/SIGINT, then shut down in reverse order.
-	serveErr := graceful.Serve(ctx, srv, ln, cfg.ShutdownTimeout, logger)
+	// Serve until SIGTERM/SIGINT, then shut down in reverse order, every
+	// step within SHUTDOWN_TIMEOUT of the signal: the HTTP server drains,
+	// the background loops stop, upstream calls that outlived their
+	// requests store their answers, the cache closes.
+	drain, stopDrain := graceful.DrainContext(ctx, cfg.ShutdownTimeout)
+	defer stopDrain()
+	serveErr := graceful.Serve(ctx, drain, srv, ln, logger)
 	stopBG()
 	workers.Wait()
-	wctx, cancel := context.WithTimeout(context.Background(), backgroundDrain)
-	defer cancel()
-	if err := decoder.Wait(wctx); err != nil && !errors.Is(err, context.Canceled) {
-		logger.Warn("upstream calls still running at shutdown; their answers are not cached", "err", err.Error())
+	if err := decoder.Wait(drain); err != nil {
+		logger.Warn("upstream calls still running at the shutdown deadline; their answers are not cached", "err", err.Error())
 	}
 	if serveErr != nil {
 		return serveErr

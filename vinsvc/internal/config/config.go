@@ -32,6 +32,7 @@ type Config struct {
 	Port                  int
 	LogLevel              slog.Level
 	ProxySecret           Secret
+	ProxySecretPrevious   Secret
 	VPICBaseURL           string
 	CachePath             string
 	CacheTTL              time.Duration
@@ -79,6 +80,8 @@ var settings = []setting{
 		func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
 	{"PROXY_SECRET", "", "Value expected in `X-Gateway-Proxy-Secret` on `/v1/decode` and `/v1/batch`, compared in constant time. Required unless `APP_ENV=development`, where it falls back to `" + DevProxySecret + "` with a warning.",
 		func(c *Config, v string) error { c.ProxySecret = Secret(v); return nil }},
+	{"PROXY_SECRET_PREVIOUS", "", "A second accepted proxy secret, for rotating `PROXY_SECRET` without downtime (docs/operations.md); empty when not rotating.",
+		func(c *Config, v string) error { c.ProxySecretPrevious = Secret(v); return nil }},
 	{"VPIC_BASE_URL", "https://vpic.nhtsa.dot.gov/api/vehicles", "The vPIC API base URL (tests point it at a local fake).",
 		func(c *Config, v string) error { return httpURL(&c.VPICBaseURL, v) }},
 	{"CACHE_PATH", "data/vincache.db", "The bbolt cache file; its directory is created if missing. One process per file.",
@@ -116,7 +119,7 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		if err := s.set(&c, v); err != nil {
 			shown := v
-			if s.name == "PROXY_SECRET" {
+			if strings.HasPrefix(s.name, "PROXY_SECRET") {
 				shown = "[redacted]"
 			}
 			errs = append(errs, fmt.Errorf("%s: invalid value %q: %w", s.name, shown, err))
@@ -142,6 +145,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("port", c.Port),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.Any("proxy_secret", c.ProxySecret),
+		slog.Bool("proxy_secret_previous_set", c.ProxySecretPrevious != ""),
 		slog.String("vpic_base_url", c.VPICBaseURL),
 		slog.String("cache_path", c.CachePath),
 		slog.String("cache_ttl", c.CacheTTL.String()),
@@ -153,6 +157,16 @@ func (c Config) LogValue() slog.Value {
 		slog.String("rate_limits", c.RateLimits.String()),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
 	)
+}
+
+// ProxySecrets returns the accepted proxy secrets: the current one, then
+// the previous one while rotating.
+func (c Config) ProxySecrets() []string {
+	s := []string{c.ProxySecret.Reveal()}
+	if c.ProxySecretPrevious != "" {
+		s = append(s, c.ProxySecretPrevious.Reveal())
+	}
+	return s
 }
 
 // Markdown renders the settings table for docs/config/vinsvc.md.

@@ -100,14 +100,17 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestSecretNeverPrinted(t *testing.T) {
-	c, err := config.Load(env(map[string]string{"PROXY_SECRET": "hunter2-very-secret"}))
+	c, err := config.Load(env(map[string]string{"PROXY_SECRET": "hunter2-very-secret", "PROXY_SECRET_PREVIOUS": "hunter3-old-secret"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
 	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
-	if strings.Contains(b.String(), "hunter2") || !strings.Contains(b.String(), "[redacted]") {
+	if strings.Contains(b.String(), "hunter") || !strings.Contains(b.String(), "[redacted]") {
 		t.Errorf("logged config = %s, want the secret redacted", b.String())
+	}
+	if got := c.ProxySecrets(); len(got) != 2 || got[0] != "hunter2-very-secret" || got[1] != "hunter3-old-secret" {
+		t.Errorf("ProxySecrets() = %d secrets, want current then previous", len(got))
 	}
 	_, err = config.Load(env(map[string]string{"PROXY_SECRET": "hunter2", "PORT": "x"}))
 	if err == nil || strings.Contains(err.Error(), "hunter2") {

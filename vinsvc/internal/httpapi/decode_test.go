@@ -143,6 +143,17 @@ func TestDecode403(t *testing.T) {
 	}
 }
 
+// TestPreviousProxySecret: while rotating, the previous secret is accepted
+// too (PROXY_SECRET_PREVIOUS).
+func TestPreviousProxySecret(t *testing.T) {
+	en := newEnv(t)
+	rec := en.do(t, request{target: "/v1/decode?vin=" + vpictest.VINHondaAccord, noAuth: true,
+		headers: map[string]string{"X-Gateway-Proxy-Secret": previousSecret}})
+	if rec.Code != http.StatusOK {
+		t.Errorf("previous secret: status %d, want 200", rec.Code)
+	}
+}
+
 func TestDecode429(t *testing.T) {
 	en := newEnv(t, withLimits("BASIC=3/1m,PRO=5/1m,default=2/1m"))
 	plan := map[string]string{"X-Gateway-Subscription": "basic", "X-Gateway-User": "alice"}

@@ -20,15 +20,23 @@ const (
 	headerUser         = "X-Gateway-User"
 )
 
-// requireProxySecret answers 403 unless the request carries the configured
-// secret. Both sides are hashed first so the comparison takes the same time
-// whatever the lengths.
-func requireProxySecret(secret string) echo.MiddlewareFunc {
-	want := sha256.Sum256([]byte(secret))
+// requireProxySecret answers 403 unless the request carries one of the
+// accepted secrets (two while rotating). Both sides are hashed first and
+// every secret is compared, so the time taken does not depend on which
+// secret matched, how much of it, or on the lengths.
+func requireProxySecret(secrets []string) echo.MiddlewareFunc {
+	want := make([][sha256.Size]byte, len(secrets))
+	for i, s := range secrets {
+		want[i] = sha256.Sum256([]byte(s))
+	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			got := sha256.Sum256([]byte(c.Request().Header.Get(headerProxySecret)))
-			if subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
+			ok := 0
+			for i := range want {
+				ok |= subtle.ConstantTimeCompare(want[i][:], got[:])
+			}
+			if ok != 1 {
 				return httperr.New(http.StatusForbidden, "missing or invalid proxy secret").WithCode(codeForbidden)
 			}
 			return next(c)

@@ -37,6 +37,8 @@ func TestRouting404And405(t *testing.T) {
 		{http.MethodDelete, "/v1/decode", 405, "METHOD_NOT_ALLOWED"},
 		{http.MethodGet, "/v1/batch", 405, "METHOD_NOT_ALLOWED"},
 		{http.MethodPost, "/v1/health", 405, "METHOD_NOT_ALLOWED"},
+		{http.MethodOptions, "/v1/decode", 405, "METHOD_NOT_ALLOWED"},
+		{http.MethodOptions, "/v1/batch", 405, "METHOD_NOT_ALLOWED"},
 	} {
 		rec := en.do(t, request{method: tt.method, target: tt.target})
 		wantError(t, rec, tt.status, tt.code)

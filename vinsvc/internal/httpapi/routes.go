@@ -12,9 +12,9 @@ import (
 )
 
 // addRoutes is the whole HTTP surface of the service.
-func addRoutes(e *echo.Echo, logger *slog.Logger, proxySecret string, dec Decoder, store Store,
+func addRoutes(e *echo.Echo, logger *slog.Logger, proxySecrets []string, dec Decoder, store Store,
 	limiter *ratelimit.Limiter, monitor UpstreamMonitor, reg *prometheus.Registry, started time.Time, now func() time.Time) {
-	secret := requireProxySecret(proxySecret)
+	secret := requireProxySecret(proxySecrets)
 
 	v1 := e.Group("/v1")
 	v1.GET("/decode", handleDecode(dec), secret, limit(limiter, decodeCost))

@@ -53,7 +53,7 @@ type UpstreamMonitor interface {
 // NewServer builds the service's router with its middleware and routes.
 // limiter is nil when rate limiting is off. Metrics about the cache, the
 // decoder and the upstream are registered in reg.
-func NewServer(logger *slog.Logger, proxySecret string, dec Decoder, store Store, limiter *ratelimit.Limiter,
+func NewServer(logger *slog.Logger, proxySecrets []string, dec Decoder, store Store, limiter *ratelimit.Limiter,
 	monitor UpstreamMonitor, reg *prometheus.Registry, started time.Time, now func() time.Time) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -68,9 +68,10 @@ func NewServer(logger *slog.Logger, proxySecret string, dec Decoder, store Store
 	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
 	e.Use(observe.Recover(logger))
 	e.Use(middleware.BodyLimit(BodyLimit))
+	e.Use(httperr.RejectOptions())
 
 	registerMetrics(reg, dec, store, monitor)
-	addRoutes(e, logger, proxySecret, dec, store, limiter, monitor, reg, started, now)
+	addRoutes(e, logger, proxySecrets, dec, store, limiter, monitor, reg, started, now)
 	return e
 }
 

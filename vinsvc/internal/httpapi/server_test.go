@@ -31,7 +31,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
-const secret = "test-proxy-secret"
+const (
+	secret         = "test-proxy-secret"
+	previousSecret = "previous-proxy-secret" // accepted too: a rotation in progress
+)
 
 // syncBuffer collects log output written from several goroutines.
 type syncBuffer struct {
@@ -112,7 +115,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 		d = o.decoder
 	}
 	started := clk.Now().Add(-time.Hour)
-	e := httpapi.NewServer(logger, secret, d, c, lim, mon, reg, started, clk.Now)
+	e := httpapi.NewServer(logger, []string{secret, previousSecret}, d, c, lim, mon, reg, started, clk.Now)
 	return &env{e: e, up: up, cache: c, dec: dec, mon: mon, clk: clk, reg: reg, logs: logs, limiter: lim}
 }
 
