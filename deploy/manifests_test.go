@@ -26,17 +26,16 @@ import (
 // runtimeUID is distroless's nonroot user, the USER of both images.
 const runtimeUID = 65532
 
-// secretSettings are the settings whose values are secrets (the config
-// packages' Secret type): they may only come from a secretKeyRef. The
-// required ones must be set in every overlay.
-var secretSettings = map[string]map[string]bool{ // service -> name -> required
-	"vinsvc": {"PROXY_SECRET": true},
-	"patentsvc": {
-		"DATABASE_URL":    true, // SQLite is one process on a writable disk: not for these pods
-		"JWT_SECRET":      true,
-		"SERPAPI_API_KEY": false, "LLM_API_KEY": false,
-		"WEBHOOK_URLS": false, "WEBHOOK_SECRET": false,
-	},
+// requiredSecrets are the secret settings (the Secret column of
+// docs/config/<service>.md) every overlay must set; every other secret
+// setting is wired from the service's Secret as optional, so an operator
+// sets it (PROXY_SECRET_PREVIOUS while rotating, say) without editing a
+// manifest. Secret settings may only come from a secretKeyRef.
+var requiredSecrets = map[string][]string{
+	"vinsvc": {"PROXY_SECRET"},
+	// DATABASE_URL: SQLite is one process on a writable disk, not for
+	// these pods.
+	"patentsvc": {"DATABASE_URL", "JWT_SECRET"},
 }
 
 // awsSettings are read by the AWS SDK that patentsvc's S3 storage uses
@@ -120,17 +119,25 @@ func TestEnvMatchesSettingsTables(t *testing.T) {
 					if c.Name != w.service {
 						continue
 					}
-					for name, required := range secretSettings[w.service] {
-						if _, ok := table[name]; !ok {
-							t.Errorf("secret setting %s is not in docs/config/%s.md", name, w.service)
+					for _, name := range requiredSecrets[w.service] {
+						if !table[name].secret {
+							t.Errorf("required secret %s is not a secret setting of docs/config/%s.md", name, w.service)
 						}
+					}
+					for name, s := range table {
+						if !s.secret {
+							continue
+						}
+						required := slices.Contains(requiredSecrets[w.service], name)
 						v, ok := env[name]
 						switch {
 						case !ok && required:
 							t.Errorf("%s: %s is required here and not set", c.Name, name)
-						case ok && v.secretRef == nil:
+						case !ok:
+							t.Errorf("%s: secret setting %s is not wired; add an optional secretKeyRef", c.Name, name)
+						case v.secretRef == nil:
 							t.Errorf("%s: %s is a secret but comes from %s; use a secretKeyRef", c.Name, name, v.from)
-						case ok && required && v.secretRef.Optional != nil && *v.secretRef.Optional:
+						case required && v.secretRef.Optional != nil && *v.secretRef.Optional:
 							t.Errorf("%s: %s is required but its secretKeyRef is optional", c.Name, name)
 						}
 					}

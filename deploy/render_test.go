@@ -97,6 +97,7 @@ func mustRender(t *testing.T, dir string) build {
 		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
 	b := build{name: dir}
+	bad := false
 	for _, r := range resMap.Resources() {
 		y, err := r.AsYAML()
 		if err != nil {
@@ -106,16 +107,18 @@ func mustRender(t *testing.T, dir string) build {
 		newObj, ok := kinds[key]
 		if !ok {
 			t.Errorf("%s: %s %s: unknown kind %s; add its type and checks to the tests", dir, r.GetKind(), r.GetName(), key)
+			bad = true
 			continue
 		}
 		obj := newObj()
 		if err := yaml.UnmarshalStrict(y, obj); err != nil {
 			t.Errorf("%s: %s %s does not decode strictly into %T: %v", dir, r.GetKind(), r.GetName(), obj, err)
+			bad = true
 			continue
 		}
 		b.objs = append(b.objs, obj)
 	}
-	if t.Failed() {
+	if bad { // the checks below would report confusing follow-on errors
 		t.FailNow()
 	}
 	return b
@@ -248,9 +251,10 @@ func containerEnv(t *testing.T, b build, c *corev1.Container) map[string]envVar 
 // setting is one row of a service's generated settings table.
 type setting struct {
 	name, def string
+	secret    bool // the Secret column: never logged, taken from a Secret
 }
 
-var settingRow = regexp.MustCompile("^\\| `([A-Z0-9_]+)` \\| (.*?) \\|")
+var settingRow = regexp.MustCompile("^\\| `([A-Z0-9_]+)` \\| (.*?) \\| (yes|no) \\|")
 
 // settingsTable parses docs/config/<service>.md, which the service's
 // config package generates from the table Load walks and checks in its
@@ -275,7 +279,7 @@ func settingsTable(t *testing.T, service string) map[string]setting {
 		} else {
 			def = "" // "none" or "empty"
 		}
-		out[m[1]] = setting{name: m[1], def: def}
+		out[m[1]] = setting{name: m[1], def: def, secret: m[3] == "yes"}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)

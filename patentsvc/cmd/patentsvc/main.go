@@ -192,7 +192,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	serveErr := graceful.Serve(ctx, drain, srv, ln, logger)
 	sctx := drain
 	if sched != nil {
-		if err := sched.Shutdown(); err != nil {
+		if err := sched.Shutdown(sctx); err != nil {
 			logger.Warn("scheduler shutdown", "err", err.Error())
 		}
 	}

@@ -100,7 +100,7 @@ type setting struct {
 	name   string
 	def    string
 	doc    string
-	secret bool
+	secret bool // never printed; deployments take it from a secret store
 	set    func(c *Config, v string) error
 }
 
@@ -117,7 +117,7 @@ var settings = []setting{
 		func(c *Config, v string) error { return origins(&c.CORSOrigins, v) }},
 	{"TRUSTED_PROXIES", "", "Comma-separated CIDRs (or addresses) whose `X-Forwarded-For` is believed; the client is then the right-most address not inside them. Empty: the socket peer is the client.", false,
 		func(c *Config, v string) error { return prefixes(&c.TrustedProxies, v) }},
-	{"SHUTDOWN_TIMEOUT", "15s", "How long SIGTERM waits for in-flight requests.", false,
+	{"SHUTDOWN_TIMEOUT", "15s", "One deadline after SIGTERM for draining requests, running jobs, the scheduler and webhook deliveries; the database closes after it.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
 
 	{"DATABASE_URL", "", "`postgres://...` uses PostgreSQL; empty uses the embedded SQLite file `" + DefaultSQLitePath + "` (a file path also selects SQLite).", true,
@@ -301,13 +301,18 @@ func Markdown() string {
 	b.WriteString("# patentsvc configuration\n\n")
 	b.WriteString("Generated from `patentsvc/internal/config`; run `go test ./internal/config -update` in `patentsvc/` after changing a setting.\n")
 	b.WriteString("Every setting is an environment variable; an empty value means the default. A bad value stops start-up with a message naming the variable.\n\n")
-	b.WriteString("| Variable | Default | Meaning |\n|---|---|---|\n")
+	b.WriteString("A secret setting is never logged; deployments take it from a Secret.\n\n")
+	b.WriteString("| Variable | Default | Secret | Meaning |\n|---|---|---|---|\n")
 	for _, s := range settings {
 		def := "`" + s.def + "`"
 		if s.def == "" {
 			def = "empty"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s.name, def, s.doc)
+		secret := "no"
+		if s.secret {
+			secret = "yes"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.name, def, secret, s.doc)
 	}
 	return b.String()
 }

@@ -709,6 +709,7 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"405", request{method: "PUT", target: "/models"}, 405, ""},
 		{"405 admin", request{method: "POST", target: "/admin/tracked/Acme"}, 405, ""},
 		{"405 login", request{target: "/auth/login"}, 405, ""},
+		{"405 options", request{method: "OPTIONS", target: "/models"}, 405, ""},
 	})
 
 	// Shutting down: the job being run fails, new jobs are refused.

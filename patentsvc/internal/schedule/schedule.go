@@ -71,7 +71,7 @@ type Config struct {
 	// Batch is the most companies claimed at one tick.
 	Batch int
 	// StopTimeout bounds how long Shutdown waits for a dispatch in
-	// progress (default 30 s).
+	// progress (default 30 s), whatever its context says.
 	StopTimeout time.Duration
 }
 
@@ -142,11 +142,14 @@ func New(cfg Config, st Store, an Analyzer, elector Elector, onAlert AlertFunc, 
 // Start starts the scheduler.
 func (s *Scheduler) Start() { s.sched.Start() }
 
-// Shutdown stops the scheduler, waiting for a dispatch in progress (its
-// analyses run to the end, bounded by gocron's stop timeout), and gives up
-// the leadership.
-func (s *Scheduler) Shutdown() error {
+// Shutdown stops the scheduler and gives up the leadership. A dispatch in
+// progress finishes the analysis it is on; when ctx ends first, that
+// analysis is cancelled and its company made due again, so the next leader
+// runs it at once. Companies claimed but not started are handed back too.
+func (s *Scheduler) Shutdown(ctx context.Context) error {
 	s.stopping.Store(true)
+	stop := context.AfterFunc(ctx, s.cancel)
+	defer stop()
 	err := s.sched.Shutdown()
 	s.cancel()
 	s.elector.Resign()
@@ -194,10 +197,23 @@ func (s *Scheduler) Dispatch() {
 // release makes claimed but unstarted companies due again.
 func (s *Scheduler) release(cs []patent.TrackedCompany) {
 	for _, c := range cs {
-		if err := s.store.Reschedule(context.WithoutCancel(s.ctx), c.ID, s.now()); err != nil {
+		ctx, cancel := s.writeContext()
+		err := s.store.Reschedule(ctx, c.ID, s.now())
+		cancel()
+		if err != nil {
 			s.logger.Warn("releasing a claimed company failed", "company", c.CompanyName, "err", err.Error())
 		}
 	}
+}
+
+// writeTimeout bounds a store write that must outlive a shutdown signal.
+const writeTimeout = 10 * time.Second
+
+// writeContext is the context of a store write that records work already
+// done: it survives the scheduler's cancellation, so an analysis that ended
+// is never lost to shutdown, but not a database that stopped answering.
+func (s *Scheduler) writeContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(s.ctx), writeTimeout)
 }
 
 // run analyses one claimed company and applies the alert rule.
@@ -209,16 +225,25 @@ func (s *Scheduler) run(c patent.TrackedCompany) {
 		return
 	}
 	res := s.an.AnalyzeCompany(s.ctx, name, analysis.Options{Fresh: true})
+	if !res.Searched && s.ctx.Err() != nil {
+		log.Info("scheduled analysis cut short by shutdown; the company is due again")
+		s.release([]patent.TrackedCompany{c})
+		return
+	}
+	// The analysis is done: its outcome is recorded even if shutdown has
+	// begun meanwhile.
+	wctx, cancel := s.writeContext()
+	defer cancel()
 	at := s.now()
 	next := at.Add(s.cfg.Interval)
 	if !res.Searched {
 		log.Warn("scheduled analysis failed; retrying next interval", "err", errText(res.Error))
-		if err := s.store.Reschedule(s.ctx, c.ID, next); err != nil {
+		if err := s.store.Reschedule(wctx, c.ID, next); err != nil {
 			log.Warn("rescheduling failed", "err", err.Error())
 		}
 		return
 	}
-	if err := s.store.RecordRun(s.ctx, c.ID, res.TotalResults, at, next); err != nil {
+	if err := s.store.RecordRun(wctx, c.ID, res.TotalResults, at, next); err != nil {
 		log.Warn("recording the run failed", "err", err.Error())
 		return
 	}
@@ -231,7 +256,7 @@ func (s *Scheduler) run(c patent.TrackedCompany) {
 	if !ok {
 		return
 	}
-	stored, err := s.store.CreateAlert(s.ctx, alert)
+	stored, err := s.store.CreateAlert(wctx, alert)
 	if err != nil {
 		log.Error("storing an alert failed", "err", err.Error())
 		return

@@ -172,8 +172,8 @@ func TestLeaderElection(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // several more ticks on both
 	states := []string{sa.State(), sb.State()}
-	sa.Shutdown()
-	sb.Shutdown()
+	sa.Shutdown(ctx)
+	sb.Shutdown(ctx)
 	for _, n := range names {
 		if c := fake.callsOf(n.String()); c != 1 {
 			t.Errorf("%s ran %d times, want once", n, c)
@@ -256,7 +256,7 @@ func TestShortInterval(t *testing.T) {
 	}
 	st.CreateTracked(ctx, "Acme")
 	sched.Start()
-	defer sched.Shutdown()
+	defer sched.Shutdown(ctx)
 	deadline := time.Now().Add(20 * time.Second)
 	for fake.callsOf("Acme") < 2 {
 		if time.Now().After(deadline) {
@@ -275,5 +275,54 @@ func TestShortInterval(t *testing.T) {
 	}
 	if sched.State() != schedule.StateRunning {
 		t.Errorf("state = %s, want running (SQLite: the one process leads)", sched.State())
+	}
+}
+
+// blockingAnalyzer holds every analysis until its context ends.
+type blockingAnalyzer struct{ started chan string }
+
+func (b blockingAnalyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, _ analysis.Options) patent.CompanyAnalysis {
+	b.started <- name.String()
+	<-ctx.Done()
+	msg := "patent search failed: " + ctx.Err().Error()
+	return patent.CompanyAnalysis{CompanyName: name.String(), Error: &msg}
+}
+
+// TestShutdownDeadline: Shutdown's context bounds a dispatch in progress
+// (gocron's own stop timeout here is an hour), and the company whose
+// analysis was cut short is due again at once instead of held.
+func TestShutdownDeadline(t *testing.T) {
+	st := storetest.Open(t, store.SQLite, time.Now)
+	an := blockingAnalyzer{started: make(chan string, 1)}
+	sched, err := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 50 * time.Millisecond, StopTimeout: time.Hour},
+		st, an, st.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.CreateTracked(ctx, "Acme")
+	sched.Start()
+	select {
+	case <-an.started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the dispatcher never started Acme")
+	}
+	sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- sched.Shutdown(sctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Shutdown still waiting for the analysis after its context ended")
+	}
+	tracked, err := st.ListTracked(ctx)
+	if err != nil || len(tracked) != 1 {
+		t.Fatalf("ListTracked = %v, %v", tracked, err)
+	}
+	if c := tracked[0]; c.NextRunAt.After(time.Now()) || c.LastAnalysisAt != nil {
+		t.Errorf("after a cut-short run: next run %v (want due now), last analysis %v (want none)", c.NextRunAt, c.LastAnalysisAt)
 	}
 }

@@ -64,46 +64,47 @@ func (s Secret) Reveal() string { return string(s) }
 
 // setting is one environment variable.
 type setting struct {
-	name string
-	def  string
-	doc  string
-	set  func(c *Config, v string) error
+	name   string
+	def    string
+	doc    string
+	secret bool // never printed; deployments take it from a secret store
+	set    func(c *Config, v string) error
 }
 
 // settings is the whole configuration surface, in documentation order.
 var settings = []setting{
-	{"APP_ENV", Development, "`development` relaxes the secret rules; any other value is production-like.",
+	{"APP_ENV", Development, "`development` relaxes the secret rules; any other value is production-like.", false,
 		func(c *Config, v string) error { c.AppEnv = v; return nil }},
-	{"PORT", "8080", "TCP port the HTTP server listens on.",
+	{"PORT", "8080", "TCP port the HTTP server listens on.", false,
 		func(c *Config, v string) error { return intIn(&c.Port, v, 1, 65535) }},
-	{"LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`.",
+	{"LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`.", false,
 		func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
-	{"PROXY_SECRET", "", "Value expected in `X-Gateway-Proxy-Secret` on `/v1/decode` and `/v1/batch`, compared in constant time. Required unless `APP_ENV=development`, where it falls back to `" + DevProxySecret + "` with a warning.",
+	{"PROXY_SECRET", "", "Value expected in `X-Gateway-Proxy-Secret` on `/v1/decode` and `/v1/batch`, compared in constant time. Required unless `APP_ENV=development`, where it falls back to `" + DevProxySecret + "` with a warning.", true,
 		func(c *Config, v string) error { c.ProxySecret = Secret(v); return nil }},
-	{"PROXY_SECRET_PREVIOUS", "", "A second accepted proxy secret, for rotating `PROXY_SECRET` without downtime (docs/operations.md); empty when not rotating.",
+	{"PROXY_SECRET_PREVIOUS", "", "A second accepted proxy secret, for rotating `PROXY_SECRET` without downtime (docs/operations.md); empty when not rotating.", true,
 		func(c *Config, v string) error { c.ProxySecretPrevious = Secret(v); return nil }},
-	{"VPIC_BASE_URL", "https://vpic.nhtsa.dot.gov/api/vehicles", "The vPIC API base URL (tests point it at a local fake).",
+	{"VPIC_BASE_URL", "https://vpic.nhtsa.dot.gov/api/vehicles", "The vPIC API base URL (tests point it at a local fake).", false,
 		func(c *Config, v string) error { return httpURL(&c.VPICBaseURL, v) }},
-	{"CACHE_PATH", "data/vincache.db", "The bbolt cache file; its directory is created if missing. One process per file.",
+	{"CACHE_PATH", "data/vincache.db", "The bbolt cache file; its directory is created if missing. One process per file.", false,
 		func(c *Config, v string) error { c.CachePath = v; return nil }},
-	{"CACHE_TTL", "2160h", "Lifetime of a cached decode (Go duration; 2160h is 90 days).",
+	{"CACHE_TTL", "2160h", "Lifetime of a cached decode (Go duration; 2160h is 90 days).", false,
 		func(c *Config, v string) error { return positiveDuration(&c.CacheTTL, v) }},
-	{"CACHE_SWEEP_INTERVAL", "1h", "How often expired cache entries are deleted.",
+	{"CACHE_SWEEP_INTERVAL", "1h", "How often expired cache entries are deleted.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.CacheSweepInterval, v) }},
-	{"UPSTREAM_TIMEOUT", "10s", "Timeout of one upstream attempt, pacing wait included.",
+	{"UPSTREAM_TIMEOUT", "10s", "Timeout of one upstream attempt, pacing wait included.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.UpstreamTimeout, v) }},
-	{"UPSTREAM_RETRIES", "2", "Retries after the first attempt (0 to 10), only for network errors, timeouts, 429 and 5xx; exponential back-off with jitter.",
+	{"UPSTREAM_RETRIES", "2", "Retries after the first attempt (0 to 10), only for network errors, timeouts, 429 and 5xx; exponential back-off with jitter.", false,
 		func(c *Config, v string) error { return intIn(&c.UpstreamRetries, v, 0, 10) }},
-	{"UPSTREAM_CHECK_INTERVAL", "60s", "How often the health probe checks the upstream.",
+	{"UPSTREAM_CHECK_INTERVAL", "60s", "How often the health probe checks the upstream.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.UpstreamCheckInterval, v) }},
-	{"UPSTREAM_MAX_RPS", "10", "Cap on upstream attempts per second from one process; calls beyond it wait their turn within their timeout. A batch is one call.",
+	{"UPSTREAM_MAX_RPS", "10", "Cap on upstream attempts per second from one process; calls beyond it wait their turn within their timeout. A batch is one call.", false,
 		func(c *Config, v string) error { return positiveFloat(&c.UpstreamMaxRPS, v) }},
-	{"RATE_LIMITS", "BASIC=60/1m,PRO=600/1m,ULTRA=3000/1m,MEGA=12000/1m,default=60/1m", "Per-plan token buckets `NAME=N/DURATION`, plan names case-insensitive, chosen by `X-Gateway-Subscription` (absent or unknown: `default`, which is 60/1m when not listed); `off` disables limiting.",
+	{"RATE_LIMITS", "BASIC=60/1m,PRO=600/1m,ULTRA=3000/1m,MEGA=12000/1m,default=60/1m", "Per-plan token buckets `NAME=N/DURATION`, plan names case-insensitive, chosen by `X-Gateway-Subscription` (absent or unknown: `default`, which is 60/1m when not listed); `off` disables limiting.", false,
 		func(c *Config, v string) (err error) {
 			c.RateLimits, err = ratelimit.Parse(v, defaultLimit)
 			return err
 		}},
-	{"SHUTDOWN_TIMEOUT", "15s", "How long SIGTERM waits for in-flight requests before closing the cache.",
+	{"SHUTDOWN_TIMEOUT", "15s", "One deadline after SIGTERM for draining requests and the upstream calls whose answers are cached; the cache closes after it.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
 }
 
@@ -119,7 +120,7 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		if err := s.set(&c, v); err != nil {
 			shown := v
-			if strings.HasPrefix(s.name, "PROXY_SECRET") {
+			if s.secret {
 				shown = "[redacted]"
 			}
 			errs = append(errs, fmt.Errorf("%s: invalid value %q: %w", s.name, shown, err))
@@ -175,13 +176,18 @@ func Markdown() string {
 	b.WriteString("# vinsvc configuration\n\n")
 	b.WriteString("Generated from `vinsvc/internal/config`; run `go test ./internal/config -update` in `vinsvc/` after changing a setting.\n")
 	b.WriteString("Every setting is an environment variable; an empty value means the default. A bad value stops start-up with a message naming the variable.\n\n")
-	b.WriteString("| Variable | Default | Meaning |\n|---|---|---|\n")
+	b.WriteString("A secret setting is never logged; deployments take it from a Secret.\n\n")
+	b.WriteString("| Variable | Default | Secret | Meaning |\n|---|---|---|---|\n")
 	for _, s := range settings {
 		def := "`" + s.def + "`"
 		if s.def == "" {
 			def = "none"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", s.name, def, s.doc)
+		secret := "no"
+		if s.secret {
+			secret = "yes"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.name, def, secret, s.doc)
 	}
 	return b.String()
 }
