@@ -8,6 +8,8 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 # Images: $(IMAGE_REGISTRY)/<service>:$(VERSION); k8s-apply applies deploy/k8s/overlays/$(OVERLAY).
 IMAGE_REGISTRY ?= ghcr.io/gatewayapis
+# The images' platform (the Dockerfiles cross-compile, so any host builds any).
+PLATFORM ?= linux/amd64
 OVERLAY  ?= dev
 FUZZTIME ?= 30s
 # module:package:target
@@ -67,11 +69,11 @@ build: ## build static, CGO-free binaries into bin/
 	@mkdir -p bin
 	@set -e; for s in $(SERVICES); do CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/$$s ./$$s/cmd/$$s; echo "bin/$$s"; done
 
-docker-vinsvc: ## build the vinsvc image (context: the repo root) as $(IMAGE_REGISTRY)/vinsvc:$(VERSION)
-	docker build -f deploy/docker/vinsvc.Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE_REGISTRY)/vinsvc:$(VERSION) .
+docker-vinsvc: ## build the vinsvc image (context: the repo root) as $(IMAGE_REGISTRY)/vinsvc:$(VERSION) for $(PLATFORM)
+	docker build --platform $(PLATFORM) -f deploy/docker/vinsvc.Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE_REGISTRY)/vinsvc:$(VERSION) .
 
-docker-patentsvc: ## build the patentsvc image (context: the repo root) as $(IMAGE_REGISTRY)/patentsvc:$(VERSION)
-	docker build -f deploy/docker/patentsvc.Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE_REGISTRY)/patentsvc:$(VERSION) .
+docker-patentsvc: ## build the patentsvc image (context: the repo root) as $(IMAGE_REGISTRY)/patentsvc:$(VERSION) for $(PLATFORM)
+	docker build --platform $(PLATFORM) -f deploy/docker/patentsvc.Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE_REGISTRY)/patentsvc:$(VERSION) .
 
 k8s-render: ## print the manifests of deploy/k8s/overlays/$(OVERLAY) (OVERLAY=dev or prod)
 	kubectl kustomize deploy/k8s/overlays/$(OVERLAY)

@@ -39,9 +39,10 @@ type instruction struct {
 
 // stage is one FROM ... and the instructions under it.
 type stage struct {
-	from  string
-	name  string
-	instr []instruction
+	from     string
+	platform string // FROM --platform=...
+	name     string
+	instr    []instruction
 }
 
 // parseDockerfile reads the instructions of deploy/docker/<service>.Dockerfile.
@@ -65,7 +66,19 @@ func parseDockerfile(t *testing.T, service string) []stage {
 		in := instruction{strings.ToUpper(cmd), strings.TrimSpace(args)}
 		if in.cmd == "FROM" {
 			f := strings.Fields(in.args)
-			s := stage{from: f[0]}
+			var s stage
+			for len(f) > 0 && strings.HasPrefix(f[0], "--") {
+				if p, ok := strings.CutPrefix(f[0], "--platform="); ok {
+					s.platform = p
+				} else {
+					t.Fatalf("%s.Dockerfile: FROM flag %s not understood by the test", service, f[0])
+				}
+				f = f[1:]
+			}
+			if len(f) == 0 {
+				t.Fatalf("%s.Dockerfile: FROM without an image", service)
+			}
+			s.from = f[0]
 			if len(f) == 3 && strings.EqualFold(f[1], "AS") {
 				s.name = f[2]
 			}
@@ -157,18 +170,22 @@ func envPairs(t *testing.T, args string) map[string]string {
 
 // dockerBuild is what the builder stage does, as the test replays it.
 type dockerBuild struct {
-	env     map[string]string
-	workdir string
-	copies  [][2]string // context source, absolute destination
-	args    []string    // go build arguments, after "go build"
-	out     string      // the -o path in the image
-	version bool        // ARG VERSION is declared (go build reads ${VERSION})
+	env      map[string]string
+	workdir  string
+	copies   [][2]string       // context source, absolute destination
+	args     []string          // go build arguments, after "go build"
+	out      string            // the -o path in the image
+	version  bool              // ARG VERSION is declared (go build reads ${VERSION})
+	declared map[string]bool   // every ARG the stage declares
+	runEnv   map[string]string // NAME=value words before go build on its RUN line
 }
 
 func builderStage(t *testing.T, service string, s stage) dockerBuild {
 	t.Helper()
 	var d dockerBuild
 	d.env = map[string]string{}
+	d.declared = map[string]bool{}
+	d.runEnv = map[string]string{}
 	for _, in := range s.instr {
 		switch in.cmd {
 		case "ENV":
@@ -178,7 +195,9 @@ func builderStage(t *testing.T, service string, s stage) dockerBuild {
 		case "WORKDIR":
 			d.workdir = in.args
 		case "ARG":
-			if name, _, _ := strings.Cut(in.args, "="); name == "VERSION" {
+			name, _, _ := strings.Cut(in.args, "=")
+			d.declared[name] = true
+			if name == "VERSION" {
 				d.version = true
 			}
 		case "COPY":
@@ -204,9 +223,19 @@ func builderStage(t *testing.T, service string, s stage) dockerBuild {
 			for len(words) > 0 && strings.HasPrefix(words[0], "--mount=") {
 				words = words[1:]
 			}
+			runEnv := map[string]string{}
+			for len(words) > 0 {
+				k, v, ok := strings.Cut(words[0], "=")
+				if !ok || k == "" || strings.ContainsAny(k, "-/.$") {
+					break
+				}
+				runEnv[k] = v
+				words = words[1:]
+			}
 			if len(words) < 2 || words[0] != "go" || words[1] != "build" {
 				continue
 			}
+			d.runEnv = runEnv
 			if d.args != nil {
 				t.Fatalf("%s.Dockerfile: two go build lines", service)
 			}
@@ -252,6 +281,27 @@ func TestDockerfiles(t *testing.T) {
 			for k, v := range map[string]string{"GOWORK": "off", "CGO_ENABLED": "0", "GOTOOLCHAIN": "local"} {
 				if d.env[k] != v {
 					t.Errorf("builder ENV %s=%q, want %q", k, d.env[k], v)
+				}
+			}
+			// The builder runs natively and cross-compiles for the target
+			// platform that BuildKit passes in.
+			if build.platform != "$BUILDPLATFORM" {
+				t.Errorf("builder FROM --platform=%q, want $BUILDPLATFORM (cross-compile, no emulation)", build.platform)
+			}
+			if final.platform != "" {
+				t.Errorf("runtime FROM --platform=%q: the runtime stage must follow the target platform", final.platform)
+			}
+			for k, v := range map[string]string{"GOOS": "$TARGETOS", "GOARCH": "$TARGETARCH"} {
+				if d.runEnv[k] != v && d.runEnv[k] != "${"+v[1:]+"}" {
+					t.Errorf("go build runs with %s=%q, want %s", k, d.runEnv[k], v)
+				}
+				if !d.declared[v[1:]] {
+					t.Errorf("builder declares no ARG %s: %s would be empty", v[1:], k)
+				}
+			}
+			for k := range d.runEnv {
+				if k != "GOOS" && k != "GOARCH" {
+					t.Errorf("go build line sets %s, which the test does not replay; use ENV", k)
 				}
 			}
 			if !d.version {
@@ -306,8 +356,8 @@ func TestDockerfiles(t *testing.T) {
 	for _, want := range []string{
 		`LDFLAGS  := -s -w -X main.version=$(VERSION)`,
 		`CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)"`,
-		`docker build -f deploy/docker/vinsvc.Dockerfile`,
-		`docker build -f deploy/docker/patentsvc.Dockerfile`,
+		`docker build --platform $(PLATFORM) -f deploy/docker/vinsvc.Dockerfile`,
+		`docker build --platform $(PLATFORM) -f deploy/docker/patentsvc.Dockerfile`,
 		`kubectl apply -k deploy/k8s/overlays/$(OVERLAY)`,
 	} {
 		if !strings.Contains(mk, want) {
@@ -424,7 +474,8 @@ func buildLikeDockerfile(t *testing.T, service string) string {
 	cmd := exec.Command(goTool(t), args...)
 	cmd.Dir = filepath.Join(root, filepath.FromSlash(d.workdir))
 	// The stage's ENV replaces what the test's environment says about the
-	// same variables (a CI's CGO_ENABLED=1 among them).
+	// same variables (a CI's CGO_ENABLED=1 among them). The RUN line's
+	// GOOS/GOARCH are BuildKit's target platform: here, this machine's.
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
 		_, set := d.env[k]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -784,6 +785,52 @@ func TestNoSecretsCommitted(t *testing.T) {
 	for _, d := range documented {
 		if !used[d] {
 			t.Errorf("README.md documents Secret %s key %s (required %v), which no manifest uses", d.name, d.key, d.required)
+		}
+	}
+}
+
+// TestLabelsStayOffTemplates keeps the rendered manifests the same on every
+// kustomize release: label transformers write to the objects only. With
+// includeTemplates (or commonLabels), releases differ on whether a
+// StatefulSet's volumeClaimTemplates get the labels too
+// (kubernetes-sigs/kustomize#5389), and those are immutable, so an apply
+// with another kubectl could be refused. Pod templates carry the objects'
+// labels themselves.
+func TestLabelsStayOffTemplates(t *testing.T) {
+	for _, dir := range kustomizations(t) {
+		raw := mustRead(t, filepath.Join("k8s", dir, "kustomization.yaml"))
+		var k kusttypes.Kustomization
+		if err := yaml.UnmarshalStrict(raw, &k); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		//lint:ignore SA1019 finding the deprecated field in use is the point
+		if len(k.CommonLabels) > 0 {
+			t.Errorf("%s: commonLabels writes to templates and selectors; use labels: without them", dir)
+		}
+		for _, l := range k.Labels {
+			if l.IncludeTemplates || l.IncludeSelectors {
+				t.Errorf("%s: labels %v: includeTemplates/includeSelectors must be false", dir, l.Pairs)
+			}
+		}
+		b := mustRender(t, dir)
+		for _, w := range workloads(t, b) {
+			obj := w.pod.Labels
+			var own map[string]string
+			if w.sts != nil {
+				own = w.sts.Labels
+				for _, vct := range w.sts.Spec.VolumeClaimTemplates {
+					if _, ok := vct.Labels["app.kubernetes.io/part-of"]; ok {
+						t.Errorf("%s: StatefulSet %s: claim template %s got a transformer's label", dir, w.name, vct.Name)
+					}
+				}
+			} else {
+				own = w.deploy.Labels
+			}
+			for k, v := range own {
+				if obj[k] != v {
+					t.Errorf("%s: %s %s has label %s=%s, its pod template %q", dir, w.kind, w.name, k, v, obj[k])
+				}
+			}
 		}
 	}
 }

@@ -11,7 +11,9 @@
 
 # Builder: the Go release of patentsvc/go.mod's go directive. GOTOOLCHAIN=local
 # makes a mismatch fail here instead of fetching another toolchain.
-FROM golang:1.26.8 AS build
+# It runs on the build machine's platform and cross-compiles for the target
+# (docker build --platform, buildx multi-platform): no emulation.
+FROM --platform=$BUILDPLATFORM golang:1.26.8 AS build
 ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 WORKDIR /src/patentsvc
 # Module files first, so the download layer is reused while only code changes.
@@ -22,10 +24,13 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY shared/ /src/shared/
 COPY patentsvc/ /src/patentsvc/
 ARG VERSION=dev
+# Set by BuildKit from --platform (default: the build machine's).
+ARG TARGETOS
+ARG TARGETARCH
 # The flags of `make build`: static (CGO_ENABLED=0), no local paths, no
 # symbol tables, the version for `patentsvc version` and the start-up log.
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/patentsvc ./cmd/patentsvc
+    GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/patentsvc ./cmd/patentsvc
 # An empty data/ owned by the runtime user: without DATABASE_URL the SQLite
 # file (data/patentsvc.db) and the PDF store (STORAGE_DIR, data/patents) are
 # relative to the working directory, so `docker run` without settings works.

@@ -11,7 +11,9 @@
 
 # Builder: the Go release of vinsvc/go.mod's go directive. GOTOOLCHAIN=local
 # makes a mismatch fail here instead of fetching another toolchain.
-FROM golang:1.26.8 AS build
+# It runs on the build machine's platform and cross-compiles for the target
+# (docker build --platform, buildx multi-platform): no emulation.
+FROM --platform=$BUILDPLATFORM golang:1.26.8 AS build
 ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 WORKDIR /src/vinsvc
 # Module files first, so the download layer is reused while only code changes.
@@ -22,10 +24,13 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY shared/ /src/shared/
 COPY vinsvc/ /src/vinsvc/
 ARG VERSION=dev
+# Set by BuildKit from --platform (default: the build machine's).
+ARG TARGETOS
+ARG TARGETARCH
 # The flags of `make build`: static (CGO_ENABLED=0), no local paths, no
 # symbol tables, the version for `vinsvc version` and the start-up log.
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/vinsvc ./cmd/vinsvc
+    GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/vinsvc ./cmd/vinsvc
 # An empty data/ owned by the runtime user: the default CACHE_PATH
 # (data/vincache.db) is relative to the working directory, so `docker run`
 # without settings works. Kubernetes mounts a volume and sets CACHE_PATH.

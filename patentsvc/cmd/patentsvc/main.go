@@ -40,6 +40,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/webhook"
 	"github.com/gatewayapis/shared/graceful"
 	"github.com/gatewayapis/shared/observe"
+	"github.com/gatewayapis/shared/redact"
 )
 
 // version is the build's version, set with -ldflags "-X main.version=...".
@@ -117,6 +118,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("pdf storage: %w", err)
 	}
+	checkStorage(ctx, blobs, cfg.StorageBackend, logger)
 	analyzer := analysis.New(analysis.Config{
 		UseCache:     cfg.UseCache,
 		SearchTTL:    cfg.SerpCacheTTL,
@@ -264,4 +266,19 @@ func pruneRefreshTokens(ctx context.Context, st *store.Store, logger *slog.Logge
 			}
 		}
 	}
+}
+
+// checkStorage tells at start-up whether PDFs can be stored: a wrong bucket
+// or missing permission otherwise shows only at the first analysis. It
+// does not stop the start (readiness depends on the database alone, and an
+// S3 outage should not take the API down); analyses report the failure
+// per patent until the store answers.
+func checkStorage(ctx context.Context, blobs storage.Store, backend string, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := blobs.Check(ctx); err != nil {
+		logger.Warn("pdf storage check failed; PDFs cannot be stored until it answers", "backend", backend, "err", redact.Error(err))
+		return
+	}
+	logger.Info("pdf storage ready", "backend", backend)
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 )
 
 type lockedBuffer struct {
@@ -123,6 +125,7 @@ func TestRunEndToEnd(t *testing.T) {
 			secret := strings.Repeat("e2e-secret-", 4)
 			base, stop, logs := start(t, map[string]string{
 				"APP_ENV": "production", "JWT_SECRET": secret, "DATABASE_URL": dsn, "BCRYPT_COST": "4", "ROOT_PATH": "/patents",
+				"STORAGE_DIR": filepath.Join(t.TempDir(), "patents"),
 			})
 			creds := map[string]string{"email": "Ada@Example.com", "password": "correct horse battery"}
 			if code, body := call(t, "POST", base+"/auth/register", "", creds); code != 201 || body["role"] != "admin" || body["email"] != "ada@example.com" {
@@ -146,6 +149,9 @@ func TestRunEndToEnd(t *testing.T) {
 				t.Fatalf("run = %v after shutdown\n%s", err, logs)
 			}
 			out := logs.String()
+			if !strings.Contains(out, `"msg":"pdf storage ready","backend":"local"`) {
+				t.Errorf("no storage check logged:\n%s", out)
+			}
 			if !strings.Contains(out, `"msg":"patentsvc stopped"`) {
 				t.Errorf("no clean stop logged:\n%s", out)
 			}
@@ -153,6 +159,50 @@ func TestRunEndToEnd(t *testing.T) {
 				if strings.Contains(out, leak) {
 					t.Errorf("logs contain a secret (%.12s...)", leak)
 				}
+			}
+		})
+	}
+}
+
+// TestRunChecksStorage: a PDF store that does not answer is reported at
+// start-up, without its address, and does not stop the service (readiness
+// depends on the database alone); one that answers is reported ready.
+func TestRunChecksStorage(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	s3 := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+	defer s3.Close()
+	if code, _ := call(t, http.MethodPut, s3.URL+"/pdfs", "", nil); code != http.StatusOK {
+		t.Fatalf("create bucket = %d", code)
+	}
+	closed := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	for _, tt := range []struct {
+		name, endpoint, bucket, want string
+	}{
+		{"answers", s3.URL, "pdfs", `"msg":"pdf storage ready","backend":"s3"`},
+		{"missing bucket", s3.URL, "nope", `"msg":"pdf storage check failed; PDFs cannot be stored until it answers","backend":"s3"`},
+		{"unreachable", "http://" + closed, "pdfs", `"msg":"pdf storage check failed; PDFs cannot be stored until it answers","backend":"s3"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			base, stop, logs := start(t, map[string]string{
+				"DATABASE_URL": filepath.Join(dir, "patentsvc.db"), "STORAGE_BACKEND": "s3",
+				"S3_BUCKET": tt.bucket, "S3_ENDPOINT_URL": tt.endpoint,
+			})
+			if code, _ := call(t, "GET", base+"/readyz", "", nil); code != 200 {
+				t.Errorf("readyz = %d, want 200 whatever the PDF store says", code)
+			}
+			if err := stop(); err != nil {
+				t.Fatalf("run = %v\n%s", err, logs)
+			}
+			out := logs.String()
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("logs lack %s:\n%s", tt.want, out)
+			}
+			if strings.Contains(out, closed) {
+				t.Errorf("logs carry the store's address %s:\n%s", closed, out)
 			}
 		})
 	}
