@@ -63,8 +63,8 @@ func elements(p string) []string {
 func matchLen(p networkingv1.HTTPIngressPath, req string) int {
 	rule, path := elements(p.Path), elements(req)
 	switch *p.PathType {
-	case networkingv1.PathTypeExact:
-		if slices.Equal(rule, path) && !slices.ContainsFunc(path, isParam) {
+	case networkingv1.PathTypeExact: // the whole string, trailing slash included
+		if p.Path == req && !slices.ContainsFunc(path, isParam) {
 			return len(rule)
 		}
 	case networkingv1.PathTypePrefix:
@@ -81,7 +81,14 @@ func isParam(e string) bool { return strings.HasPrefix(e, "{") && strings.HasSuf
 // stands for; a parameter element matches any literal rule element.
 func mayMatch(p networkingv1.HTTPIngressPath, req string) bool {
 	rule, path := elements(p.Path), elements(req)
-	if len(rule) > len(path) || (*p.PathType == networkingv1.PathTypeExact && len(rule) != len(path)) {
+	if *p.PathType == networkingv1.PathTypeExact {
+		// Literal elements, empty ones (a trailing slash) included.
+		rule, path = strings.Split(p.Path, "/"), strings.Split(req, "/")
+		if len(rule) != len(path) {
+			return false
+		}
+	}
+	if len(rule) > len(path) {
 		return false
 	}
 	for i, e := range rule {
@@ -165,12 +172,21 @@ func TestIngressExample(t *testing.T) {
 
 				for _, svc := range services {
 					for _, r := range openapiRoutes(t, svc, roots[svc]) {
-						if !r.public {
-							for _, p := range rules {
-								if mayMatch(p, r.path) {
-									t.Errorf("private %s %s is reachable through %s %s", svc, r.path, *p.PathType, p.Path)
-								}
+						for _, p := range rules {
+							if !mayMatch(p, r.path) {
+								continue
 							}
+							switch to := owner[p.Backend.Service.Name]; {
+							case !r.public:
+								t.Errorf("private %s %s is reachable through %s %s", svc, r.path, *p.PathType, p.Path)
+							case to != svc:
+								// The two services' paths do not overlap
+								// (/v1, ROOT_PATH), so no request of one
+								// may reach the other.
+								t.Errorf("%s %s %s sends some requests for %s %s to %s", *p.PathType, p.Path, p.Backend.Service.Name, svc, r.path, to)
+							}
+						}
+						if !r.public {
 							continue
 						}
 						// The most specific matching rule wins (Exact over

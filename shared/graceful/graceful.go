@@ -62,6 +62,20 @@ func Serve(ctx, drain context.Context, srv *http.Server, ln net.Listener, logger
 	return nil
 }
 
+// Run serves srv on ln until ctx ends or serving fails, drains in-flight
+// requests, and returns the context the remaining shutdown steps share: it
+// ends timeout after the signal, or after the failure, so a broken
+// listener bounds the shutdown as SIGTERM does. err is the error that
+// stopped serving early, nil after a signal. The caller calls stop when
+// the shutdown is done.
+func Run(ctx context.Context, timeout time.Duration, srv *http.Server, ln net.Listener, logger *slog.Logger) (drain context.Context, stop context.CancelFunc, err error) {
+	serving, stopServing := context.WithCancel(ctx)
+	drain, stopDrain := DrainContext(serving, timeout)
+	err = Serve(serving, drain, srv, ln, logger)
+	stopServing() // starts the deadline if serving failed
+	return drain, stopDrain, err
+}
+
 // NewServer returns an http.Server with the timeouts every service wants:
 // slowloris protection on headers, bounded reads and writes, and the
 // server's own errors routed into logger.

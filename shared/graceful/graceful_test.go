@@ -96,6 +96,47 @@ func TestServeListenerError(t *testing.T) {
 	}
 }
 
+// TestRunListenerError: when serving fails, the shutdown deadline starts
+// as if a signal had come; without it the remaining steps would wait on a
+// context that never ends.
+func TestRunListenerError(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln.Close()
+	logger := slog.New(slog.DiscardHandler)
+	drain, stop, err := graceful.Run(context.Background(), 50*time.Millisecond, graceful.NewServer(http.NotFoundHandler(), logger, time.Second), ln, logger)
+	defer stop()
+	if err == nil {
+		t.Error("Run on a closed listener returned no error")
+	}
+	select {
+	case <-drain.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shutdown deadline never ended after serving failed")
+	}
+}
+
+// TestRunSignal: after the signal Run returns once the server has drained,
+// and its context ends the timeout after the signal.
+func TestRunSignal(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	drain, stop, err := graceful.Run(ctx, 50*time.Millisecond, graceful.NewServer(http.NotFoundHandler(), logger, time.Second), ln, logger)
+	defer stop()
+	if err != nil {
+		t.Errorf("Run after a signal = %v, want nil", err)
+	}
+	select {
+	case <-drain.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shutdown deadline never ended after the signal")
+	}
+}
+
 func TestDrainContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	drain, stop := graceful.DrainContext(ctx, 50*time.Millisecond)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -96,22 +97,47 @@ func fromEcho(he *echo.HTTPError) *Error {
 	return &Error{Status: status, Code: CodeForStatus(status), Message: msg, Err: he}
 }
 
-// RejectOptions answers OPTIONS on a known route with 405 and the route's
-// Allow header, as for any other method the route does not serve; Echo
-// (and its CORS middleware) would otherwise answer 204 with no body. A CORS
-// preflight, an OPTIONS request naming Access-Control-Request-Method, goes
-// on to the next handler, so put this before a CORS middleware.
-func RejectOptions() echo.MiddlewareFunc {
+// RejectOptions makes OPTIONS a method like any other the routes do not
+// serve, for services that register no OPTIONS route: 405 with the path's
+// Allow header on a known path, 404 on an unknown one. Echo (and its CORS
+// middleware) would otherwise answer 204 with no body. With cors, a CORS
+// preflight (an OPTIONS request with Origin and
+// Access-Control-Request-Method) on a known path goes on to the next
+// handler instead: put the CORS middleware after this one. Allow never
+// lists OPTIONS, for any method's 405, since a plain OPTIONS is refused.
+func RejectOptions(cors bool) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			req := c.Request()
-			if req.Method == http.MethodOptions && req.Header.Get(echo.HeaderAccessControlRequestMethod) == "" {
-				if allow, ok := c.Get(echo.ContextKeyHeaderAllow).(string); ok {
-					c.Response().Header().Set(echo.HeaderAllow, allow)
-					return echo.ErrMethodNotAllowed
-				}
+			// The router sets the key only for a known path whose methods
+			// do not include the request's.
+			allow, known := c.Get(echo.ContextKeyHeaderAllow).(string)
+			if known {
+				allow = withoutOptions(allow)
+				c.Set(echo.ContextKeyHeaderAllow, allow) // read by Echo's 405 handler and the CORS middleware
 			}
-			return next(c)
+			req := c.Request()
+			if req.Method != http.MethodOptions {
+				return next(c)
+			}
+			if !known {
+				return echo.ErrNotFound
+			}
+			if cors && req.Header.Get(echo.HeaderOrigin) != "" && req.Header.Get(echo.HeaderAccessControlRequestMethod) != "" {
+				return next(c)
+			}
+			c.Response().Header().Set(echo.HeaderAllow, allow)
+			return echo.ErrMethodNotAllowed
 		}
 	}
+}
+
+// withoutOptions drops OPTIONS from an Allow list ("OPTIONS, GET, POST").
+func withoutOptions(allow string) string {
+	var out []string
+	for _, m := range strings.Split(allow, ",") {
+		if m = strings.TrimSpace(m); m != "" && m != http.MethodOptions {
+			out = append(out, m)
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,27 +143,56 @@ func TestErrorHelpers(t *testing.T) {
 }
 
 func TestRejectOptions(t *testing.T) {
-	var logs bytes.Buffer
-	e := newEcho(&logs, func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
-	e.Use(httperr.RejectOptions())
-	rec := httptest.NewRecorder()
-	e.ServeHTTP(rec, httptest.NewRequest(http.MethodOptions, "/x", nil))
-	if rec.Code != http.StatusMethodNotAllowed || !strings.Contains(rec.Header().Get("Allow"), "GET") {
-		t.Errorf("OPTIONS /x = %d, Allow %q; want 405 with the route's methods", rec.Code, rec.Header().Get("Allow"))
-	}
-	rec = httptest.NewRecorder()
-	e.ServeHTTP(rec, httptest.NewRequest(http.MethodOptions, "/nope", nil))
-	if rec.Code != http.StatusNotFound {
-		t.Errorf("OPTIONS /nope = %d, want 404", rec.Code)
-	}
-	// A CORS preflight goes on to the next middleware (here none, so
-	// Echo's own OPTIONS answer).
-	rec = httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodOptions, "/x", nil)
-	req.Header.Set("Origin", "http://localhost:3000")
-	req.Header.Set("Access-Control-Request-Method", "GET")
-	e.ServeHTTP(rec, req)
-	if rec.Code != http.StatusNoContent {
-		t.Errorf("preflight OPTIONS /x = %d, want 204 from the next handler", rec.Code)
+	preflight := map[string]string{"Origin": "http://localhost:3000", "Access-Control-Request-Method": "GET"}
+	for _, tt := range []struct {
+		name    string
+		cors    bool
+		method  string
+		path    string
+		headers map[string]string
+		status  int
+		allow   string // the Allow header wanted, "" for none
+	}{
+		{"options known path", false, http.MethodOptions, "/x", nil, 405, "GET, HEAD, POST"},
+		{"options known path, cors", true, http.MethodOptions, "/x", nil, 405, "GET, HEAD, POST"},
+		{"options unknown path", false, http.MethodOptions, "/nope", nil, 404, ""},
+		{"options unknown path, cors", true, http.MethodOptions, "/nope", nil, 404, ""},
+		{"wrong method: allow without options", false, http.MethodPut, "/x", nil, 405, "GET, HEAD, POST"},
+		{"served method untouched", false, http.MethodGet, "/x", nil, 204, ""},
+		// A preflight goes on to the CORS middleware only with cors.
+		{"preflight, cors", true, http.MethodOptions, "/x", preflight, 204, "GET, HEAD, POST"}, // and the CORS headers
+		{"preflight, no cors", false, http.MethodOptions, "/x", preflight, 405, "GET, HEAD, POST"},
+		{"preflight unknown path", true, http.MethodOptions, "/nope", preflight, 404, ""},
+		{"preflight without origin", true, http.MethodOptions, "/x", map[string]string{"Access-Control-Request-Method": "GET"}, 405, "GET, HEAD, POST"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			e := newEcho(&logs, func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
+			e.Use(httperr.RejectOptions(tt.cors))
+			if tt.cors {
+				e.Use(middleware.CORSWithConfig(middleware.CORSConfig{AllowOrigins: []string{"http://localhost:3000"}}))
+			}
+			req := httptest.NewRequest(tt.method, tt.path, nil)
+			for k, v := range tt.headers {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			e.ServeHTTP(rec, req)
+			if rec.Code != tt.status {
+				t.Errorf("%s %s = %d, want %d", tt.method, tt.path, rec.Code, tt.status)
+			}
+			// Echo lists a path's methods in registration order.
+			allow := strings.Split(rec.Header().Get("Allow"), ", ")
+			slices.Sort(allow)
+			if got := strings.Join(allow, ", "); got != tt.allow {
+				t.Errorf("Allow %q, want %q", got, tt.allow)
+			}
+			if tt.cors && tt.status == 204 && rec.Header().Get("Access-Control-Allow-Origin") != "http://localhost:3000" {
+				t.Errorf("preflight answered without CORS headers: %v", rec.Header())
+			}
+			if tt.status >= 400 && !strings.Contains(rec.Body.String(), `"Code":`) {
+				t.Errorf("body %q: not the error format", rec.Body.String())
+			}
+		})
 	}
 }

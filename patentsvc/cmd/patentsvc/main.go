@@ -189,19 +189,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// are on, pending webhooks are delivered (each step within
 	// SHUTDOWN_TIMEOUT of the signal, one deadline for all), the background
 	// loops stop, the database closes.
-	drain, stopDrain := graceful.DrainContext(ctx, cfg.ShutdownTimeout)
+	drain, stopDrain, serveErr := graceful.Run(ctx, cfg.ShutdownTimeout, srv, ln, logger)
 	defer stopDrain()
-	serveErr := graceful.Serve(ctx, drain, srv, ln, logger)
-	sctx := drain
 	if sched != nil {
-		if err := sched.Shutdown(sctx); err != nil {
+		if err := sched.Shutdown(drain); err != nil {
 			logger.Warn("scheduler shutdown", "err", err.Error())
 		}
 	}
-	if err := runner.Shutdown(sctx); err != nil {
+	if err := runner.Shutdown(drain); err != nil {
 		logger.Warn("jobs still running at the shutdown deadline were cut short", "err", err.Error())
 	}
-	if err := hooks.Shutdown(sctx); err != nil {
+	if err := hooks.Shutdown(drain); err != nil {
 		logger.Warn("webhook deliveries still pending at the shutdown deadline were dropped", "err", err.Error())
 	}
 	stopBG()

@@ -153,15 +153,20 @@ func TestErrors404405413(t *testing.T) {
 		// other method the route does not serve.
 		{http.MethodOptions, "/models", 405, "method not allowed"},
 		{http.MethodOptions, "/auth/login", 405, "method not allowed"},
+		{http.MethodOptions, "/nope", 404, "resource not found"},
 	} {
 		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
 			rec := en.do(t, request{method: tt.method, target: tt.target})
 			wantError(t, rec, tt.status, tt.detail)
-			if tt.status == 405 && rec.Header().Get("Allow") == "" {
-				t.Errorf("405 without an Allow header")
+			if allow := rec.Header().Get("Allow"); tt.status == 405 && (allow == "" || strings.Contains(allow, http.MethodOptions)) {
+				t.Errorf("405 with Allow %q, want the methods served (never OPTIONS)", allow)
 			}
 		})
 	}
+	// A CORS preflight is answered by the CORS layer on a known path
+	// (TestCORS), and is a 404 like any request on an unknown one.
+	wantError(t, en.do(t, request{method: http.MethodOptions, target: "/nope", headers: map[string]string{
+		"Origin": "http://localhost:3000", "Access-Control-Request-Method": "GET"}}), 404, "resource not found")
 	rec := en.do(t, request{method: http.MethodPut, target: "/auth/login"})
 	if allow := rec.Header().Get("Allow"); !strings.Contains(allow, "POST") || strings.Contains(allow, "PUT") {
 		t.Errorf("PUT /auth/login: Allow = %q, want POST listed", allow)

@@ -96,8 +96,12 @@ func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analy
 		Limit:   BodyLimit,
 		Skipper: func(c echo.Context) bool { return rateLimitedRoutes[strings.TrimPrefix(c.Path(), opts.RootPath)] },
 	}))
-	e.Use(httperr.RejectOptions()) // lets CORS preflights through to the CORS middleware
-	if len(opts.CORSOrigins) > 0 { // an empty list would make Echo allow every origin
+	// CORS preflights go on to the CORS middleware; every other OPTIONS is
+	// a wrong method. An empty origin list would make Echo allow every
+	// origin: no CORS then.
+	cors := len(opts.CORSOrigins) > 0
+	e.Use(httperr.RejectOptions(cors))
+	if cors {
 		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
 			AllowOrigins:  opts.CORSOrigins,
 			AllowMethods:  []string{"GET", "POST", "PATCH", "DELETE", "OPTIONS"},

@@ -96,7 +96,11 @@ type Scheduler struct {
 	sched   gocron.Scheduler
 	ctx     context.Context
 	cancel  context.CancelFunc
-	ticks   atomic.Int64
+	// writes is the context of the store writes that record work already
+	// done; it outlives ctx by writeGrace at shutdown.
+	writes     context.Context
+	stopWrites context.CancelFunc
+	ticks      atomic.Int64
 	// stopping makes the dispatcher hand back claimed companies it has not
 	// started, so the next leader runs them at once.
 	stopping atomic.Bool
@@ -118,6 +122,7 @@ func New(cfg Config, st Store, an Analyzer, elector Elector, onAlert AlertFunc, 
 	}
 	s := &Scheduler{cfg: cfg, store: st, an: an, elector: elector, onAlert: onAlert, logger: logger, now: now}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.writes, s.stopWrites = context.WithCancel(context.Background())
 	sched, err := gocron.NewScheduler(
 		gocron.WithLocation(time.UTC),
 		gocron.WithLogger(gocronLogger{logger}),
@@ -142,17 +147,32 @@ func New(cfg Config, st Store, an Analyzer, elector Elector, onAlert AlertFunc, 
 // Start starts the scheduler.
 func (s *Scheduler) Start() { s.sched.Start() }
 
+// writeGrace is how long after the shutdown deadline the store writes of
+// a dispatch may still take: handing back the company whose analysis the
+// deadline cut short.
+const writeGrace = 2 * time.Second
+
 // Shutdown stops the scheduler and gives up the leadership. A dispatch in
 // progress finishes the analysis it is on; when ctx ends first, that
 // analysis is cancelled and its company made due again, so the next leader
 // runs it at once. Companies claimed but not started are handed back too.
+// Shutdown returns at most writeGrace after ctx ends, whatever the store
+// does; a company whose hand-back did not make it is due again when its
+// claim's hold ends.
 func (s *Scheduler) Shutdown(ctx context.Context) error {
 	s.stopping.Store(true)
-	stop := context.AfterFunc(ctx, s.cancel)
+	stop := context.AfterFunc(ctx, func() {
+		s.cancel()
+		time.AfterFunc(writeGrace, s.stopWrites)
+	})
 	defer stop()
-	err := s.sched.Shutdown()
+	err := s.sched.ShutdownWithContext(s.writes)
 	s.cancel()
+	s.stopWrites()
 	s.elector.Resign()
+	if errors.Is(err, context.Canceled) {
+		return errors.New("schedule: a dispatch was still running at the shutdown deadline")
+	}
 	return err
 }
 
@@ -210,10 +230,11 @@ func (s *Scheduler) release(cs []patent.TrackedCompany) {
 const writeTimeout = 10 * time.Second
 
 // writeContext is the context of a store write that records work already
-// done: it survives the scheduler's cancellation, so an analysis that ended
-// is never lost to shutdown, but not a database that stopped answering.
+// done: it survives the scheduler's cancellation by writeGrace, so an
+// analysis that ended is not lost to shutdown, and it never waits long on
+// a database that stopped answering.
 func (s *Scheduler) writeContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(s.ctx), writeTimeout)
+	return context.WithTimeout(s.writes, writeTimeout)
 }
 
 // run analyses one claimed company and applies the alert rule.
@@ -225,7 +246,9 @@ func (s *Scheduler) run(c patent.TrackedCompany) {
 		return
 	}
 	res := s.an.AnalyzeCompany(s.ctx, name, analysis.Options{Fresh: true})
-	if !res.Searched && s.ctx.Err() != nil {
+	if !res.Success && s.ctx.Err() != nil {
+		// Cut short by shutdown, before or after the search: the next
+		// leader runs it whole (count and analysis) at once.
 		log.Info("scheduled analysis cut short by shutdown; the company is due again")
 		s.release([]patent.TrackedCompany{c})
 		return

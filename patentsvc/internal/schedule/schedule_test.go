@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -278,28 +279,55 @@ func TestShortInterval(t *testing.T) {
 	}
 }
 
-// blockingAnalyzer holds every analysis until its context ends.
-type blockingAnalyzer struct{ started chan string }
+// blockingAnalyzer holds every analysis until its context ends; with
+// searched, the search has answered by then (the cut comes while PDFs or
+// the LLM are worked on).
+type blockingAnalyzer struct {
+	started  chan string
+	searched bool
+}
 
 func (b blockingAnalyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, _ analysis.Options) patent.CompanyAnalysis {
 	b.started <- name.String()
 	<-ctx.Done()
 	msg := "patent search failed: " + ctx.Err().Error()
-	return patent.CompanyAnalysis{CompanyName: name.String(), Error: &msg}
+	if b.searched {
+		msg = "analysis failed: " + ctx.Err().Error()
+	}
+	return patent.CompanyAnalysis{CompanyName: name.String(), Searched: b.searched, TotalResults: 7, Error: &msg}
 }
 
-// TestShutdownDeadline: Shutdown's context bounds a dispatch in progress
-// (gocron's own stop timeout here is an hour), and the company whose
-// analysis was cut short is due again at once instead of held.
-func TestShutdownDeadline(t *testing.T) {
-	st := storetest.Open(t, store.SQLite, time.Now)
-	an := blockingAnalyzer{started: make(chan string, 1)}
+// hangingStore is a database that stopped answering writes, behind a
+// driver that does not give up when told to: Reschedule records that its
+// context ended, and returns only when the test releases it.
+type hangingStore struct {
+	schedule.Store
+	ended   chan error
+	release chan struct{}
+}
+
+func (h hangingStore) Reschedule(ctx context.Context, _ int64, _ time.Time) error {
+	select {
+	case <-ctx.Done():
+		h.ended <- ctx.Err()
+	case <-h.release:
+	}
+	<-h.release
+	return errors.New("database gone")
+}
+
+// cutShort starts a scheduler on st whose analysis of the one tracked
+// company blocks, then shuts it down with a 50 ms deadline (gocron's own
+// stop timeout is an hour). It returns Shutdown's error, failing the test
+// if Shutdown is still waiting 30 s later.
+func cutShort(t *testing.T, db *store.Store, st schedule.Store, an blockingAnalyzer) error {
+	t.Helper()
 	sched, err := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 50 * time.Millisecond, StopTimeout: time.Hour},
-		st, an, st.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
+		st, an, db.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.CreateTracked(ctx, "Acme")
+	db.CreateTracked(ctx, "Acme")
 	sched.Start()
 	select {
 	case <-an.started:
@@ -312,17 +340,51 @@ func TestShutdownDeadline(t *testing.T) {
 	go func() { done <- sched.Shutdown(sctx) }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Errorf("Shutdown: %v", err)
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("Shutdown still waiting after its context ended")
+		return nil
+	}
+}
+
+// TestShutdownDeadline: Shutdown's context bounds a dispatch in progress,
+// and the company whose analysis was cut short, before or after its
+// search, is due again at once instead of held or pushed a whole interval
+// away.
+func TestShutdownDeadline(t *testing.T) {
+	for _, searched := range []bool{false, true} {
+		t.Run(map[bool]string{false: "during the search", true: "after the search"}[searched], func(t *testing.T) {
+			st := storetest.Open(t, store.SQLite, time.Now)
+			if err := cutShort(t, st, st, blockingAnalyzer{started: make(chan string, 1), searched: searched}); err != nil {
+				t.Errorf("Shutdown: %v", err)
+			}
+			tracked, err := st.ListTracked(ctx)
+			if err != nil || len(tracked) != 1 {
+				t.Fatalf("ListTracked = %v, %v", tracked, err)
+			}
+			if c := tracked[0]; c.NextRunAt.After(time.Now()) || c.LastAnalysisAt != nil || c.LastPatentCount != 0 {
+				t.Errorf("after a cut-short run: next run %v (want due now), last analysis %v, count %d (want none)", c.NextRunAt, c.LastAnalysisAt, c.LastPatentCount)
+			}
+		})
+	}
+}
+
+// TestShutdownHangingStore: a database that stops answering while a cut
+// short company is handed back does not hold Shutdown past its context,
+// and the write is told to give up.
+func TestShutdownHangingStore(t *testing.T) {
+	st := storetest.Open(t, store.SQLite, time.Now)
+	hs := hangingStore{Store: st, ended: make(chan error, 1), release: make(chan struct{})}
+	t.Cleanup(func() { close(hs.release) }) // before the store closes
+	if err := cutShort(t, st, hs, blockingAnalyzer{started: make(chan string, 1)}); err == nil {
+		t.Error("Shutdown = nil, want the dispatch reported as still running")
+	}
+	select {
+	case err := <-hs.ended:
+		if err == nil {
+			t.Error("the hand-back's context ended without an error")
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Shutdown still waiting for the analysis after its context ended")
-	}
-	tracked, err := st.ListTracked(ctx)
-	if err != nil || len(tracked) != 1 {
-		t.Fatalf("ListTracked = %v, %v", tracked, err)
-	}
-	if c := tracked[0]; c.NextRunAt.After(time.Now()) || c.LastAnalysisAt != nil {
-		t.Errorf("after a cut-short run: next run %v (want due now), last analysis %v (want none)", c.NextRunAt, c.LastAnalysisAt)
+	case <-time.After(10 * time.Second):
+		t.Error("the hand-back write was never told to give up")
 	}
 }

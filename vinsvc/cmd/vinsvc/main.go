@@ -109,9 +109,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// step within SHUTDOWN_TIMEOUT of the signal: the HTTP server drains,
 	// the background loops stop, upstream calls that outlived their
 	// requests store their answers, the cache closes.
-	drain, stopDrain := graceful.DrainContext(ctx, cfg.ShutdownTimeout)
+	drain, stopDrain, serveErr := graceful.Run(ctx, cfg.ShutdownTimeout, srv, ln, logger)
 	defer stopDrain()
-	serveErr := graceful.Serve(ctx, drain, srv, ln, logger)
 	stopBG()
 	workers.Wait()
 	if err := decoder.Wait(drain); err != nil {

@@ -39,11 +39,19 @@ func TestRouting404And405(t *testing.T) {
 		{http.MethodPost, "/v1/health", 405, "METHOD_NOT_ALLOWED"},
 		{http.MethodOptions, "/v1/decode", 405, "METHOD_NOT_ALLOWED"},
 		{http.MethodOptions, "/v1/batch", 405, "METHOD_NOT_ALLOWED"},
+		{http.MethodOptions, "/v1/nope", 404, "NOT_FOUND"},
 	} {
-		rec := en.do(t, request{method: tt.method, target: tt.target})
-		wantError(t, rec, tt.status, tt.code)
-		if tt.status == 405 && rec.Header().Get("Allow") == "" {
-			t.Errorf("%s %s: 405 without an Allow header", tt.method, tt.target)
+		for _, headers := range []map[string]string{nil, {"Origin": "http://localhost:3000", "Access-Control-Request-Method": "GET"}} {
+			// vinsvc has no CORS: a preflight is a wrong method too.
+			if headers != nil && tt.method != http.MethodOptions {
+				continue
+			}
+			rec := en.do(t, request{method: tt.method, target: tt.target, headers: headers})
+			wantError(t, rec, tt.status, tt.code)
+			allow := rec.Header().Get("Allow")
+			if tt.status == 405 && (allow == "" || strings.Contains(allow, http.MethodOptions)) {
+				t.Errorf("%s %s %v: 405 with Allow %q, want the methods served (never OPTIONS)", tt.method, tt.target, headers, allow)
+			}
 		}
 	}
 	golden(t, "404", en.do(t, request{target: "/nope"}).Body.Bytes())

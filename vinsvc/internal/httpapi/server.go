@@ -68,7 +68,7 @@ func NewServer(logger *slog.Logger, proxySecrets []string, dec Decoder, store St
 	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
 	e.Use(observe.Recover(logger))
 	e.Use(middleware.BodyLimit(BodyLimit))
-	e.Use(httperr.RejectOptions())
+	e.Use(httperr.RejectOptions(false)) // no CORS: every OPTIONS is a wrong method
 
 	registerMetrics(reg, dec, store, monitor)
 	addRoutes(e, logger, proxySecrets, dec, store, limiter, monitor, reg, started, now)
