@@ -8,13 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gatewayapis/patentsvc/internal/retry"
 	sharedredact "github.com/gatewayapis/shared/redact"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -112,7 +111,7 @@ func NewClient(baseURL, apiKey string, timeout time.Duration, retries int, logge
 		RetryMax:     retries,
 		CheckRetry:   checkRetry,
 		Backoff: func(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
-			wait := backoff(lo, hi, attempt, resp)
+			wait := retry.Backoff(lo, hi, attempt, resp)
 			status := 0
 			if resp != nil {
 				status = resp.StatusCode
@@ -310,41 +309,6 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 	}
 	return retryable(resp.StatusCode), nil
-}
-
-// backoff is exponential with "equal jitter" (half fixed, half random), so
-// retries from many pods spread out; a Retry-After (seconds or an HTTP date)
-// on a 429 or 503 is honoured up to hi.
-func backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
-	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			return min(d, hi)
-		}
-	}
-	wait := lo << min(attempt, 20)
-	if wait <= 0 || wait > hi {
-		wait = hi
-	}
-	half := wait / 2
-	return half + rand.N(half+1)
-}
-
-// retryAfter parses a Retry-After value: delay seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s < 0 {
-			return 0, false
-		}
-		return time.Duration(min(s, math.MaxInt64/int64(time.Second))) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // gatewayError is what Complete returns: its text names the failure, the

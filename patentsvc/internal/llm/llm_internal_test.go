@@ -9,48 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestBackoff(t *testing.T) {
-	const lo, hi = 500 * time.Millisecond, 10 * time.Second
-	for attempt, want := range []time.Duration{lo, 2 * lo, 4 * lo, 8 * lo, 16 * lo, hi, hi} {
-		for range 50 {
-			got := backoff(lo, hi, attempt, nil)
-			if got < want/2 || got > want {
-				t.Fatalf("backoff(attempt %d) = %v, want %v to %v", attempt, got, want/2, want)
-			}
-		}
-	}
-	if got := backoff(lo, hi, 1000, nil); got < hi/2 || got > hi {
-		t.Errorf("backoff(attempt 1000) = %v, want %v to %v", got, hi/2, hi)
-	}
-
-	resp := func(status int, retryAfter string) *http.Response {
-		return &http.Response{StatusCode: status, Header: http.Header{"Retry-After": {retryAfter}}}
-	}
-	for _, tt := range []struct {
-		name     string
-		resp     *http.Response
-		min, max time.Duration
-	}{
-		{"429 seconds", resp(429, "3"), 3 * time.Second, 3 * time.Second},
-		{"503 seconds", resp(503, " 2 "), 2 * time.Second, 2 * time.Second},
-		{"429 zero", resp(429, "0"), 0, 0},
-		{"429 capped", resp(429, "86400"), hi, hi},
-		{"429 overflow", resp(429, "99999999999999999"), hi, hi},
-		{"429 date", resp(429, time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)), hi, hi},
-		{"429 past date", resp(429, time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)), 0, 0},
-		{"429 negative", resp(429, "-5"), lo / 2, lo},
-		{"429 junk", resp(429, "soon"), lo / 2, lo},
-		{"502 ignores it", resp(502, "3"), lo / 2, lo},
-		{"408 ignores it", resp(408, "3"), lo / 2, lo},
-	} {
-		if got := backoff(lo, hi, 0, tt.resp); got < tt.min || got > tt.max {
-			t.Errorf("backoff(%s) = %v, want %v to %v", tt.name, got, tt.min, tt.max)
-		}
-	}
-}
 
 func TestCheckRetry(t *testing.T) {
 	ctx := context.Background()

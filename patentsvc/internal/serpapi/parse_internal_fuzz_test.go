@@ -2,7 +2,6 @@ package serpapi
 
 import (
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -113,61 +112,6 @@ func TestParseRecordedFixture(t *testing.T) {
 	res, err := parseAnswer(serpapitest.RecordedSearch(), 0, strconv.Quote)
 	if err != nil || res.TotalResults != 125048 || len(res.Patents) != 2 {
 		t.Fatalf("parseAnswer(recorded) = %+v, %v, want 2 patents of 125048", res, err)
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
-	for _, tt := range []struct {
-		in     string
-		want   time.Duration
-		wantOK bool
-	}{
-		{"", 0, false},
-		{"0", 0, true},
-		{"3", 3 * time.Second, true},
-		{" 7 ", 7 * time.Second, true},
-		{"-1", 0, false},
-		{"1.5", 0, false},
-		{"soon", 0, false},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
-		{"99999999999999999999", 0, false},
-	} {
-		got, ok := retryAfter(tt.in, now)
-		if got != tt.want || ok != tt.wantOK {
-			t.Errorf("retryAfter(%q) = %v, %t, want %v, %t", tt.in, got, ok, tt.want, tt.wantOK)
-		}
-	}
-}
-
-func TestBackoff(t *testing.T) {
-	lo, hi := 250*time.Millisecond, 4*time.Second
-	for attempt := range 8 {
-		base := min(lo<<attempt, hi)
-		for range 50 {
-			if got := backoff(lo, hi, attempt, nil); got < base/2 || got > base {
-				t.Fatalf("backoff(attempt %d) = %v, want in [%v, %v]", attempt, got, base/2, base)
-			}
-		}
-	}
-	for _, tt := range []struct {
-		status int
-		header string
-		want   time.Duration
-	}{
-		{http.StatusTooManyRequests, "2", 2 * time.Second},
-		{http.StatusServiceUnavailable, "1", time.Second},
-		{http.StatusTooManyRequests, "3600", hi},
-	} {
-		resp := &http.Response{StatusCode: tt.status, Header: http.Header{"Retry-After": {tt.header}}}
-		if got := backoff(lo, hi, 0, resp); got != tt.want {
-			t.Errorf("backoff(%d, Retry-After %s) = %v, want %v", tt.status, tt.header, got, tt.want)
-		}
-	}
-	resp := &http.Response{StatusCode: http.StatusInternalServerError, Header: http.Header{"Retry-After": {"3"}}}
-	if got := backoff(lo, hi, 0, resp); got > lo {
-		t.Errorf("backoff(500 with Retry-After) = %v, want the usual back-off (Retry-After only on 429 and 503)", got)
 	}
 }
 

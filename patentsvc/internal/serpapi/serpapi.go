@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatewayapis/patentsvc/internal/retry"
 	"github.com/gatewayapis/shared/redact"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -123,7 +123,7 @@ func NewClient(baseURL, apiKey string, timeout time.Duration, retries int, logge
 		RetryWaitMax: retryWaitMax,
 		RetryMax:     retries,
 		CheckRetry:   checkRetry,
-		Backoff:      backoff,
+		Backoff:      retry.Backoff,
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
 		// Logger stays nil: retryablehttp logs the request URL, which
 		// carries the API key in its query string.
@@ -318,41 +318,6 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 		return false, nil
 	}
 	return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
-}
-
-// backoff is exponential with "equal jitter" (half fixed, half random), so
-// retries from many pods spread out; a Retry-After (seconds or an HTTP
-// date) from a 429 or 503 is honoured up to hi.
-func backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
-	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			return min(d, hi)
-		}
-	}
-	wait := lo << min(attempt, 20)
-	if wait <= 0 || wait > hi {
-		wait = hi
-	}
-	half := wait / 2
-	return half + rand.N(half+1)
-}
-
-// retryAfter parses a Retry-After value: delay seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.Atoi(v); err == nil {
-		if s < 0 {
-			return 0, false
-		}
-		return time.Duration(min(s, 1<<20)) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // redact returns err's text without URLs, hosts, addresses or the API key

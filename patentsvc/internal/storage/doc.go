@@ -53,7 +53,7 @@
 //   - The timeout bounds the whole Fetch: every attempt, the back-off
 //     between them and the body. Network errors, 429 and 5xx (except 501)
 //     are retried with jittered exponential back-off from 100ms to 5s; a
-//     Retry-After in seconds on 429/503 is honoured up to 5s. Other
+//     Retry-After (seconds or HTTP date) on 429/503 is honoured up to 5s. Other
 //     statuses fail at once.
 //   - Fetch keeps the PDF in memory, up to the cap per download in flight.
 //     Its errors name the host only, and the retry client's log lines keep

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/retry"
 
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -99,7 +99,7 @@ func NewDownloader(allowedHosts []string, maxBytes int64, timeout time.Duration,
 	c.RetryWaitMin = retryWaitMin
 	c.RetryWaitMax = retryWaitMax
 	c.CheckRetry = checkRetry
-	c.Backoff = backoff
+	c.Backoff = retry.Backoff
 	// Hand back the last response or error, so Fetch classifies it (and
 	// no error text carries the URL).
 	c.ErrorHandler = retryablehttp.PassthroughErrorHandler
@@ -217,22 +217,6 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 		return false, err
 	}
 	return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
-}
-
-// backoff waits min·2^attempt capped at max, jittered down by up to half
-// so that parallel downloads do not retry in step, or the server's
-// Retry-After (429/503) capped at max.
-func backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
-	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		if s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && s >= 0 {
-			return min(time.Duration(s)*time.Second, maxWait)
-		}
-	}
-	wait := maxWait
-	if attempt < 30 {
-		wait = min(minWait<<attempt, maxWait)
-	}
-	return wait/2 + rand.N(wait/2+1)
 }
 
 // unwrapURLError drops the *url.Error layer, whose text holds the full

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatewayapis/patentsvc/internal/retry"
 	sharedredact "github.com/gatewayapis/shared/redact"
 
 	"github.com/google/uuid"
@@ -448,7 +448,7 @@ func (d *Dispatcher) try(t *target, m message) result {
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	if r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable {
-		r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), d.now())
+		r.retryAfter, _ = retry.After(resp.Header.Get("Retry-After"), d.now())
 	}
 	return r
 }
@@ -458,32 +458,8 @@ func (d *Dispatcher) try(t *target, m message) result {
 // from several pods spread out), or Retry-After when that is longer, up to
 // maxRetryAfter.
 func (d *Dispatcher) wait(attempt int, retryAfter time.Duration) time.Duration {
-	w := min(d.backoff, maxBackoff)
-	for i := 1; i < attempt && w < maxBackoff; i++ {
-		w = min(2*w, maxBackoff)
-	}
-	half := w / 2
-	w = half + rand.N(w-half+1)
+	w := retry.Jitter(retry.Exponential(min(d.backoff, maxBackoff), maxBackoff, attempt-1))
 	return max(w, min(retryAfter, maxRetryAfter))
-}
-
-// parseRetryAfter reads a Retry-After value in seconds or as an HTTP date;
-// 0 when absent or unusable.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(min(s, 24*3600)) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // redact returns err's text without URLs, hosts or addresses.

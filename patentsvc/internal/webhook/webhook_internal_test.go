@@ -35,32 +35,6 @@ func TestWait(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	for _, tt := range []struct {
-		v    string
-		want time.Duration
-	}{
-		{"", 0},
-		{"3", 3 * time.Second},
-		{" 7 ", 7 * time.Second},
-		{"0", 0},
-		{"-5", 0},
-		{"1.5", 0},
-		{"soon", 0},
-		{"99999999999999999999", 0},
-		{"9999999999", 24 * time.Hour},
-		{now.Add(90 * time.Second).Format(httpTime), 90 * time.Second},
-		{now.Add(-time.Minute).Format(httpTime), 0},
-	} {
-		if got := parseRetryAfter(tt.v, now); got != tt.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", tt.v, got, tt.want)
-		}
-	}
-}
-
-const httpTime = "Mon, 02 Jan 2006 15:04:05 GMT"
-
 func TestFit(t *testing.T) {
 	for _, tt := range []struct {
 		s      string
