@@ -35,7 +35,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
 	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/serpapi"
-	"github.com/gatewayapis/patentsvc/internal/storage"
+	"github.com/gatewayapis/patentsvc/internal/pdfstore"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
 	"github.com/gatewayapis/shared/graceful"
@@ -109,11 +109,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	var blobs storage.Store
+	var blobs pdfstore.Backend
 	if cfg.StorageBackend == "s3" {
-		blobs, err = storage.NewS3(ctx, cfg.S3Bucket, cfg.S3EndpointURL)
+		blobs, err = pdfstore.NewS3(ctx, cfg.S3Bucket, cfg.S3EndpointURL)
 	} else {
-		blobs, err = storage.NewLocal(cfg.StorageDir)
+		blobs, err = pdfstore.NewLocal(cfg.StorageDir)
 	}
 	if err != nil {
 		return fmt.Errorf("pdf storage: %w", err)
@@ -131,7 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	},
 		serpapi.NewClient(cfg.SerpAPIBaseURL, cfg.SerpAPIKey.Reveal(), cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
 		llm.NewClient(cfg.LLMBaseURL, cfg.LLMAPIKey.Reveal(), cfg.LLMTimeout, cfg.UpstreamRetries, logger),
-		storage.NewDownloader(cfg.PDFAllowedHosts, cfg.PDFMaxBytes, cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
+		pdfstore.NewDownloader(cfg.PDFAllowedHosts, cfg.PDFMaxBytes, cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
 		blobs, st, logger, time.Now)
 	hooks := webhook.New(cfg.WebhookURLs, cfg.WebhookSecret.Reveal(), 15*time.Second, 4, time.Second, 1000, logger)
 	runner := jobs.NewRunner(st, analyzer, processID(), cfg.JobsMaxConcurrent,
@@ -271,7 +271,7 @@ func pruneRefreshTokens(ctx context.Context, st *store.Store, logger *slog.Logge
 // does not stop the start (readiness depends on the database alone, and an
 // S3 outage should not take the API down); analyses report the failure
 // per patent until the store answers.
-func checkStorage(ctx context.Context, blobs storage.Store, backend string, logger *slog.Logger) {
+func checkStorage(ctx context.Context, blobs pdfstore.Backend, backend string, logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := blobs.Check(ctx); err != nil {

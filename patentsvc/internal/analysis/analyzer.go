@@ -15,7 +15,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/pdf"
 	"github.com/gatewayapis/patentsvc/internal/serpapi"
-	"github.com/gatewayapis/patentsvc/internal/storage"
+	"github.com/gatewayapis/patentsvc/internal/pdfstore"
 	"github.com/gatewayapis/patentsvc/internal/store"
 )
 
@@ -39,7 +39,7 @@ type Completer interface {
 	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
 }
 
-// Fetcher downloads PDFs from allowed hosts; *storage.Downloader implements
+// Fetcher downloads PDFs from allowed hosts; *pdfstore.Downloader implements
 // it.
 type Fetcher interface {
 	Allowed(link string) bool
@@ -81,7 +81,7 @@ type Analyzer struct {
 	search  Searcher
 	llm     Completer
 	fetch   Fetcher
-	blobs   storage.Store
+	blobs   pdfstore.Backend
 	store   Store
 	logger  *slog.Logger
 	now     func() time.Time
@@ -89,7 +89,7 @@ type Analyzer struct {
 }
 
 // New returns an Analyzer.
-func New(cfg Config, search Searcher, llmc Completer, fetch Fetcher, blobs storage.Store, st Store, logger *slog.Logger, now func() time.Time) *Analyzer {
+func New(cfg Config, search Searcher, llmc Completer, fetch Fetcher, blobs pdfstore.Backend, st Store, logger *slog.Logger, now func() time.Time) *Analyzer {
 	if cfg.PDFWorkers < 1 {
 		cfg.PDFWorkers = 1
 	}
@@ -237,7 +237,7 @@ func (a *Analyzer) pdfBytes(ctx context.Context, id, link string) ([]byte, strin
 		defer rc.Close()
 		data, err := io.ReadAll(rc)
 		return data, "", err
-	} else if !errors.Is(err, storage.ErrNotFound) {
+	} else if !errors.Is(err, pdfstore.ErrNotFound) {
 		return nil, "", err
 	}
 	if link == "" || !a.fetch.Allowed(link) {
@@ -306,7 +306,7 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 	}
 	secs, path, err := a.sections(ctx, id, link)
 	switch {
-	case errors.Is(err, ErrPDFNotFound), errors.Is(err, storage.ErrForbiddenLink):
+	case errors.Is(err, ErrPDFNotFound), errors.Is(err, pdfstore.ErrForbiddenLink):
 		return PatentAnalysis{}, fmt.Errorf("%w: %s", ErrPDFNotFound, id)
 	case errors.Is(err, pdf.ErrImageOnly), errors.Is(err, pdf.ErrMalformed):
 		return PatentAnalysis{}, fmt.Errorf("%w: %s: %v", ErrUnreadable, id, err)

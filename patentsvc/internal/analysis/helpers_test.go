@@ -5,12 +5,12 @@ import (
 	"path/filepath"
 
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
-	"github.com/gatewayapis/patentsvc/internal/storage"
+	"github.com/gatewayapis/patentsvc/internal/pdfstore"
 )
 
 // removeStored deletes a patent's PDF from the local storage.
 func removeStored(w *analysistest.World, id string) error {
-	key, err := storage.Key(id)
+	key, err := pdfstore.Key(id)
 	if err != nil {
 		return err
 	}

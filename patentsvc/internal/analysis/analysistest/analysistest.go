@@ -26,7 +26,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/serpapi"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
-	"github.com/gatewayapis/patentsvc/internal/storage"
+	"github.com/gatewayapis/patentsvc/internal/pdfstore"
 	"github.com/gatewayapis/patentsvc/internal/store"
 )
 
@@ -110,7 +110,7 @@ type World struct {
 	LLM   *llmtest.Server
 	PDFs  *PDFHost
 	Store *store.Store
-	Blobs *storage.Local
+	Blobs *pdfstore.Local
 	Cfg   analysis.Config
 	seq   atomic.Int64
 }
@@ -124,7 +124,7 @@ func DefaultConfig() analysis.Config {
 // NewWorld starts the fakes (closed when the test ends) around st.
 func NewWorld(tb testing.TB, st *store.Store) *World {
 	tb.Helper()
-	blobs, err := storage.NewLocal(filepath.Join(tb.TempDir(), "patents"))
+	blobs, err := pdfstore.NewLocal(filepath.Join(tb.TempDir(), "patents"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func (w *World) Analyzer(logger *slog.Logger) *analysis.Analyzer {
 	return analysis.New(w.Cfg,
 		serpapi.NewClient(w.Serp.BaseURL(), "test-serpapi-key", 5*time.Second, 1, logger),
 		llm.NewClient(w.LLM.BaseURL(), "test-llm-key", 5*time.Second, 1, logger),
-		storage.NewDownloader([]string{"127.0.0.1"}, 30<<20, 10*time.Second, 1, logger),
+		pdfstore.NewDownloader([]string{"127.0.0.1"}, 30<<20, 10*time.Second, 1, logger),
 		w.Blobs, w.Store, logger, time.Now)
 }
 

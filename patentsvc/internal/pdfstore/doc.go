@@ -1,4 +1,4 @@
-// Package storage keeps downloaded patent PDFs, in a local directory or an
+// Package pdfstore keeps downloaded patent PDFs, in a local directory or an
 // S3 bucket (STORAGE_BACKEND), and fetches them from the links the patent
 // search returns through a guarded Downloader.
 //
@@ -58,4 +58,4 @@
 //   - Fetch keeps the PDF in memory, up to the cap per download in flight.
 //     Its errors name the host only, and the retry client's log lines keep
 //     only the scheme, host and path of a link (style item 14).
-package storage
+package pdfstore

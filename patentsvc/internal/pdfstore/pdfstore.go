@@ -1,4 +1,4 @@
-package storage
+package pdfstore
 
 import (
 	"context"
@@ -15,8 +15,8 @@ var ErrNotFound = errors.New("pdf not in storage")
 // and so cannot name a stored object.
 var ErrInvalidKey = errors.New("invalid patent id for a storage key")
 
-// Store keeps downloaded patent PDFs. Local and S3 implement it.
-type Store interface {
+// Backend keeps downloaded patent PDFs. Local and S3 implement it.
+type Backend interface {
 	// Put stores the PDF of patentID atomically (readers never see a
 	// partial file) and returns the location recorded as the patent's
 	// pdf_path ("local:<relative path>" or "s3://bucket/key"). It returns
@@ -35,8 +35,8 @@ type Store interface {
 }
 
 var (
-	_ Store = (*Local)(nil)
-	_ Store = (*S3)(nil)
+	_ Backend = (*Local)(nil)
+	_ Backend = (*S3)(nil)
 )
 
 // patentIDPattern is the patent-id rule of decisions.md ("it is used in

@@ -1,4 +1,4 @@
-package storage_test
+package pdfstore_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/gatewayapis/patentsvc/internal/storage"
+	"github.com/gatewayapis/patentsvc/internal/pdfstore"
 )
 
 const testBucket = "pdfs"
@@ -52,9 +52,9 @@ func TestKey(t *testing.T) {
 		{id: "US" + strings.Repeat("1", 28), wantErr: true}, // 30 chars
 	} {
 		t.Run(fmt.Sprintf("%q", tt.id), func(t *testing.T) {
-			got, err := storage.Key(tt.id)
+			got, err := pdfstore.Key(tt.id)
 			if tt.wantErr {
-				if !errors.Is(err, storage.ErrInvalidKey) {
+				if !errors.Is(err, pdfstore.ErrInvalidKey) {
 					t.Fatalf("Key(%q) = %q, %v, want ErrInvalidKey", tt.id, got, err)
 				}
 				return
@@ -73,7 +73,7 @@ var invalidIDs = []string{"../etc/passwd", "US1/../../x", "us123", "", "US" + st
 type backend struct {
 	name string
 	// open returns a fresh, empty store.
-	open func(t *testing.T) (storage.Store, lister)
+	open func(t *testing.T) (pdfstore.Backend, lister)
 	// loc is the pdf_path Put returns for the key.
 	loc func(key string) string
 }
@@ -87,7 +87,7 @@ func backends() []backend {
 	return []backend{
 		{
 			name: "local",
-			open: func(t *testing.T) (storage.Store, lister) {
+			open: func(t *testing.T) (pdfstore.Backend, lister) {
 				l, root, parent := mustLocal(t)
 				return l, func(t *testing.T) []string { return listFiles(t, parent, root) }
 			},
@@ -95,7 +95,7 @@ func backends() []backend {
 		},
 		{
 			name: "s3",
-			open: func(t *testing.T) (storage.Store, lister) {
+			open: func(t *testing.T) (pdfstore.Backend, lister) {
 				s, f := mustS3(t, testBucket)
 				return s, func(t *testing.T) []string { return listObjects(t, f) }
 			},
@@ -106,7 +106,7 @@ func backends() []backend {
 			// response validation), which NewS3 relaxes for custom
 			// endpoints, still work against gofakes3 over plain HTTP.
 			name: "s3-sdk-checksums",
-			open: func(t *testing.T) (storage.Store, lister) {
+			open: func(t *testing.T) (pdfstore.Backend, lister) {
 				t.Setenv("AWS_REQUEST_CHECKSUM_CALCULATION", "when_supported")
 				t.Setenv("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_supported")
 				s, f := mustS3(t, testBucket)
@@ -119,11 +119,11 @@ func backends() []backend {
 
 // mustLocal returns a Local rooted at parent/store, so files written
 // outside the root show up when parent is listed.
-func mustLocal(t *testing.T) (l *storage.Local, root, parent string) {
+func mustLocal(t *testing.T) (l *pdfstore.Local, root, parent string) {
 	t.Helper()
 	parent = t.TempDir()
 	root = filepath.Join(parent, "store")
-	l, err := storage.NewLocal(root)
+	l, err := pdfstore.NewLocal(root)
 	if err != nil {
 		t.Fatalf("NewLocal(%q) error: %v", root, err)
 	}
@@ -188,11 +188,11 @@ func (f *fakeS3) sentChecksums() []string {
 
 // mustS3 starts a fake S3 with testBucket created and returns a store for
 // bucket built by NewS3, with the real SDK, pointed at it.
-func mustS3(t *testing.T, bucket string) (*storage.S3, *fakeS3) {
+func mustS3(t *testing.T, bucket string) (*pdfstore.S3, *fakeS3) {
 	t.Helper()
 	setAWSEnv(t)
 	f := newFakeS3(t)
-	s, err := storage.NewS3(context.Background(), bucket, f.url)
+	s, err := pdfstore.NewS3(context.Background(), bucket, f.url)
 	if err != nil {
 		t.Fatalf("NewS3(%q, %q) error: %v", bucket, f.url, err)
 	}
@@ -234,7 +234,7 @@ func listObjects(t *testing.T, f *fakeS3) []string {
 	return out
 }
 
-func mustPut(t *testing.T, s storage.Store, id string, body []byte) string {
+func mustPut(t *testing.T, s pdfstore.Backend, id string, body []byte) string {
 	t.Helper()
 	loc, err := s.Put(context.Background(), id, bytes.NewReader(body))
 	if err != nil {
@@ -243,7 +243,7 @@ func mustPut(t *testing.T, s storage.Store, id string, body []byte) string {
 	return loc
 }
 
-func mustRead(t *testing.T, s storage.Store, id string) []byte {
+func mustRead(t *testing.T, s pdfstore.Backend, id string) []byte {
 	t.Helper()
 	rc, err := s.Open(context.Background(), id)
 	if err != nil {
@@ -257,7 +257,7 @@ func mustRead(t *testing.T, s storage.Store, id string) []byte {
 	return b
 }
 
-func mustExist(t *testing.T, s storage.Store, id string) bool {
+func mustExist(t *testing.T, s pdfstore.Backend, id string) bool {
 	t.Helper()
 	ok, err := s.Exists(context.Background(), id)
 	if err != nil {
@@ -333,7 +333,7 @@ func TestStore(t *testing.T) {
 			t.Run("open-missing", func(t *testing.T) {
 				s, _ := b.open(t)
 				rc, err := s.Open(ctx, "US999")
-				if !errors.Is(err, storage.ErrNotFound) {
+				if !errors.Is(err, pdfstore.ErrNotFound) {
 					if rc != nil {
 						rc.Close()
 					}
@@ -344,13 +344,13 @@ func TestStore(t *testing.T) {
 			t.Run("invalid-ids", func(t *testing.T) {
 				s, list := b.open(t)
 				for _, id := range invalidIDs {
-					if _, err := s.Put(ctx, id, bytes.NewReader(pdf("evil"))); !errors.Is(err, storage.ErrInvalidKey) {
+					if _, err := s.Put(ctx, id, bytes.NewReader(pdf("evil"))); !errors.Is(err, pdfstore.ErrInvalidKey) {
 						t.Errorf("Put(%q) error = %v, want ErrInvalidKey", id, err)
 					}
-					if _, err := s.Open(ctx, id); !errors.Is(err, storage.ErrInvalidKey) {
+					if _, err := s.Open(ctx, id); !errors.Is(err, pdfstore.ErrInvalidKey) {
 						t.Errorf("Open(%q) error = %v, want ErrInvalidKey", id, err)
 					}
-					if _, err := s.Exists(ctx, id); !errors.Is(err, storage.ErrInvalidKey) {
+					if _, err := s.Exists(ctx, id); !errors.Is(err, pdfstore.ErrInvalidKey) {
 						t.Errorf("Exists(%q) error = %v, want ErrInvalidKey", id, err)
 					}
 				}
@@ -476,7 +476,7 @@ func TestLocalRemovesStaleTemps(t *testing.T) {
 	if err := os.Chtimes(stale, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := storage.NewLocal(root); err != nil {
+	if _, err := pdfstore.NewLocal(root); err != nil {
 		t.Fatalf("NewLocal(%q) error: %v", root, err)
 	}
 	if got, want := listFiles(t, parent, root), []string{"patents/.US9.456.tmp"}; !slices.Equal(got, want) {
@@ -490,7 +490,7 @@ func TestS3CheckMissingBucket(t *testing.T) {
 		t.Error("Check() on a missing bucket = nil, want an error")
 	}
 	// A missing bucket is a misconfiguration, not a missing PDF.
-	if _, err := s.Open(context.Background(), "US1"); err == nil || errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.Open(context.Background(), "US1"); err == nil || errors.Is(err, pdfstore.ErrNotFound) {
 		t.Errorf("Open(US1) on a missing bucket error = %v, want a non-ErrNotFound error", err)
 	}
 }
@@ -500,7 +500,7 @@ func TestS3DefaultRegion(t *testing.T) {
 	t.Setenv("AWS_REGION", "")
 	t.Setenv("AWS_DEFAULT_REGION", "")
 	f := newFakeS3(t)
-	s, err := storage.NewS3(context.Background(), testBucket, f.url)
+	s, err := pdfstore.NewS3(context.Background(), testBucket, f.url)
 	if err != nil {
 		t.Fatalf("NewS3 without a region error: %v", err)
 	}
@@ -526,7 +526,7 @@ func TestS3Checksums(t *testing.T) {
 			t.Setenv("AWS_REQUEST_CHECKSUM_CALCULATION", tt.env)
 			t.Setenv("AWS_RESPONSE_CHECKSUM_VALIDATION", tt.env)
 			f := newFakeS3(t)
-			s, err := storage.NewS3(context.Background(), testBucket, f.url)
+			s, err := pdfstore.NewS3(context.Background(), testBucket, f.url)
 			if err != nil {
 				t.Fatalf("NewS3 error: %v", err)
 			}

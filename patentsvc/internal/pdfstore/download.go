@@ -1,4 +1,4 @@
-package storage
+package pdfstore
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package storage_test
+package pdfstore_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/storage"
+	"github.com/gatewayapis/patentsvc/internal/pdfstore"
 )
 
 // testPDF is a small body that passes the %PDF- check.
@@ -52,8 +52,8 @@ func waitDone(r *http.Request) {
 	}
 }
 
-func newDownloader(hosts []string, maxBytes int64, timeout time.Duration, retries int) *storage.Downloader {
-	return storage.NewDownloader(hosts, maxBytes, timeout, retries, slog.New(slog.DiscardHandler))
+func newDownloader(hosts []string, maxBytes int64, timeout time.Duration, retries int) *pdfstore.Downloader {
+	return pdfstore.NewDownloader(hosts, maxBytes, timeout, retries, slog.New(slog.DiscardHandler))
 }
 
 // local allows the httptest servers by host, as PDF_ALLOWED_HOSTS would.
@@ -189,7 +189,7 @@ func TestFetch(t *testing.T) {
 			http.Error(w, "down", http.StatusBadGateway)
 		})
 		_, err := newDownloader(local, 1<<20, 5*time.Second, 1).Fetch(ctx, s.URL+"/x.pdf")
-		if !errors.Is(err, storage.ErrDownload) {
+		if !errors.Is(err, pdfstore.ErrDownload) {
 			t.Fatalf("Fetch() error = %v, want ErrDownload", err)
 		}
 		if n := s.hits.Load(); n != 2 {
@@ -200,7 +200,7 @@ func TestFetch(t *testing.T) {
 	t.Run("404 not retried", func(t *testing.T) {
 		s := newServer(t, http.NotFound)
 		_, err := newDownloader(local, 1<<20, 5*time.Second, 3).Fetch(ctx, s.URL+"/x.pdf")
-		if !errors.Is(err, storage.ErrDownload) {
+		if !errors.Is(err, pdfstore.ErrDownload) {
 			t.Fatalf("Fetch() error = %v, want ErrDownload", err)
 		}
 		if n := s.hits.Load(); n != 1 {
@@ -213,7 +213,7 @@ func TestFetch(t *testing.T) {
 		link := s.URL + "/x.pdf"
 		s.Close()
 		_, err := newDownloader(local, 1<<20, 5*time.Second, 1).Fetch(ctx, link)
-		if !errors.Is(err, storage.ErrDownload) {
+		if !errors.Is(err, pdfstore.ErrDownload) {
 			t.Fatalf("Fetch() error = %v, want ErrDownload", err)
 		}
 	})
@@ -236,32 +236,32 @@ func TestFetchRefused(t *testing.T) {
 			name:    "host not allowed",
 			handler: servePDF,
 			hosts:   []string{"patentimages.storage.googleapis.com"},
-			want:    storage.ErrForbiddenLink,
+			want:    pdfstore.ErrForbiddenLink,
 		},
 		{
 			name:    "userinfo",
 			handler: servePDF,
 			link:    func(s *server) string { return strings.Replace(s.URL, "http://", "http://user:hunter2@", 1) + "/x.pdf" },
-			want:    storage.ErrForbiddenLink,
+			want:    pdfstore.ErrForbiddenLink,
 		},
 		{
 			name:    "ftp scheme",
 			handler: servePDF,
 			link:    func(s *server) string { return strings.Replace(s.URL, "http://", "ftp://", 1) + "/x.pdf" },
-			want:    storage.ErrForbiddenLink,
+			want:    pdfstore.ErrForbiddenLink,
 		},
 		{
 			name:    "unparsable",
 			handler: servePDF,
 			link:    func(*server) string { return "http://127.0.0.1:%zz/x.pdf" },
-			want:    storage.ErrForbiddenLink,
+			want:    pdfstore.ErrForbiddenLink,
 		},
 		{
 			name: "redirect to metadata address",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
 			},
-			want: storage.ErrForbiddenLink,
+			want: pdfstore.ErrForbiddenLink,
 			hits: 1,
 		},
 		{
@@ -275,7 +275,7 @@ func TestFetchRefused(t *testing.T) {
 				}
 				servePDF(w, r)
 			},
-			want: storage.ErrForbiddenLink,
+			want: pdfstore.ErrForbiddenLink,
 			hits: 1,
 		},
 		{
@@ -283,7 +283,7 @@ func TestFetchRefused(t *testing.T) {
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, "ftp://127.0.0.1/x.pdf", http.StatusFound)
 			},
-			want: storage.ErrForbiddenLink,
+			want: pdfstore.ErrForbiddenLink,
 			hits: 1,
 		},
 		{
@@ -291,7 +291,7 @@ func TestFetchRefused(t *testing.T) {
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, "/x.pdf", http.StatusFound)
 			},
-			want: storage.ErrDownload,
+			want: pdfstore.ErrDownload,
 			hits: 10,
 		},
 		{
@@ -306,7 +306,7 @@ func TestFetchRefused(t *testing.T) {
 			},
 			max:     1 << 10,
 			timeout: 3 * time.Second,
-			want:    storage.ErrTooLarge,
+			want:    pdfstore.ErrTooLarge,
 			hits:    1,
 		},
 		{
@@ -319,7 +319,7 @@ func TestFetchRefused(t *testing.T) {
 				}
 			},
 			max:  8 << 10,
-			want: storage.ErrTooLarge,
+			want: pdfstore.ErrTooLarge,
 			hits: 1,
 		},
 		{
@@ -337,7 +337,7 @@ func TestFetchRefused(t *testing.T) {
 				_, _ = w.Write(buf.Bytes())
 			},
 			max:  64 << 10,
-			want: storage.ErrTooLarge,
+			want: pdfstore.ErrTooLarge,
 			hits: 1,
 		},
 		{
@@ -346,13 +346,13 @@ func TestFetchRefused(t *testing.T) {
 				w.Header().Set("Content-Type", "text/html")
 				_, _ = w.Write([]byte("<html>captcha</html>"))
 			},
-			want: storage.ErrDownload,
+			want: pdfstore.ErrDownload,
 			hits: 1,
 		},
 		{
 			name:    "empty body",
 			handler: func(http.ResponseWriter, *http.Request) {},
-			want:    storage.ErrDownload,
+			want:    pdfstore.ErrDownload,
 			hits:    1,
 		},
 		{
@@ -361,7 +361,7 @@ func TestFetchRefused(t *testing.T) {
 				waitDone(r)
 			},
 			timeout: 150 * time.Millisecond,
-			want:    storage.ErrDownload,
+			want:    pdfstore.ErrDownload,
 			hits:    1,
 		},
 		{
@@ -372,7 +372,7 @@ func TestFetchRefused(t *testing.T) {
 				waitDone(r)
 			},
 			timeout: 150 * time.Millisecond,
-			want:    storage.ErrDownload,
+			want:    pdfstore.ErrDownload,
 			hits:    1,
 		},
 	} {
@@ -414,7 +414,7 @@ func TestFetchRefused(t *testing.T) {
 func TestFetchTimeoutIsDeadline(t *testing.T) {
 	s := newServer(t, func(_ http.ResponseWriter, r *http.Request) { waitDone(r) })
 	_, err := newDownloader(local, 1<<20, 100*time.Millisecond, 2).Fetch(context.Background(), s.URL+"/x.pdf")
-	if !errors.Is(err, storage.ErrDownload) || !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, pdfstore.ErrDownload) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Fetch() error = %v, want ErrDownload and context.DeadlineExceeded", err)
 	}
 }
@@ -424,7 +424,7 @@ func TestFetchErrorHidesQuery(t *testing.T) {
 		http.Error(w, "down", http.StatusInternalServerError)
 	})
 	_, err := newDownloader(local, 1<<20, 5*time.Second, 0).Fetch(context.Background(), s.URL+"/x.pdf?sig=topsecret")
-	if !errors.Is(err, storage.ErrDownload) {
+	if !errors.Is(err, pdfstore.ErrDownload) {
 		t.Fatalf("Fetch() error = %v, want ErrDownload", err)
 	}
 	if strings.Contains(err.Error(), "topsecret") {
@@ -449,9 +449,9 @@ func TestFetchLogsRedacted(t *testing.T) {
 
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	d := storage.NewDownloader(local, 1<<20, 5*time.Second, 1, logger)
+	d := pdfstore.NewDownloader(local, 1<<20, 5*time.Second, 1, logger)
 	for _, link := range []string{s.URL + "/x.pdf?sig=topsecret#frag", deadLink} {
-		if _, err := d.Fetch(context.Background(), link); !errors.Is(err, storage.ErrDownload) {
+		if _, err := d.Fetch(context.Background(), link); !errors.Is(err, pdfstore.ErrDownload) {
 			t.Fatalf("Fetch(%q) error = %v, want ErrDownload", link, err)
 		}
 	}
