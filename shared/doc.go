@@ -1,11 +1,22 @@
 // Package shared is the root of the workspace's shared module. It holds no
 // code itself: its packages are the error and middleware helpers that both
-// services use, and nothing else belongs here.
+// services use, and their outbound counterpart, the retry rule of their
+// HTTP clients; nothing else belongs here.
 //
 //   - httperr: the error type handlers return and the Echo error handler that
 //     renders it through a service-specific renderer.
 //   - requestid: the X-Request-Id middleware and the request-scoped logger.
 //   - observe: the access log, Prometheus HTTP metrics and panic recovery.
 //   - graceful: serving an http.Server until a context ends, then draining it.
-//   - redact: text of outbound HTTP errors without URLs, hosts or addresses.
+//   - redact: the redaction rules: outbound HTTP errors without URLs, hosts
+//     or addresses, links without credentials, upstream text without URLs
+//     or secrets.
+//   - retry: the back-off hook for outbound requests (go-retryablehttp's
+//     Backoff): exponential with jitter, or the server's Retry-After.
+//
+// What does not belong here, although both services have one of the same
+// shape: the configuration loaders (the settings table, Load(getenv), the
+// Secret type, the generated Markdown). They stay repeated in each
+// service's internal/config on purpose: each service owns its settings, and
+// this module is kept to error and middleware helpers (the design card).
 package shared

@@ -3,6 +3,7 @@ module github.com/gatewayapis/vinsvc
 go 1.26.8
 
 require (
+	github.com/fzipp/gocyclo v0.6.0
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-cleanhttp v0.5.2

@@ -22,8 +22,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/auth"
 	"github.com/gatewayapis/patentsvc/internal/config"
@@ -56,20 +54,8 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
 	if len(args) > 1 {
-		switch args[1] {
-		case "version":
-			fmt.Fprintln(stdout, version)
-			return nil
-		case "extract":
-			if len(args) != 3 {
-				return errors.New("usage: patentsvc extract FILE.pdf")
-			}
-			return extract(ctx, args[2], stdout)
-		default:
-			return fmt.Errorf("unknown command %q (usage: patentsvc [version | extract FILE.pdf])", args[1])
-		}
+		return command(ctx, args, stdout)
 	}
 
 	// Configuration and logging.
@@ -77,6 +63,88 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	logger := newLogger(cfg, stdout)
+
+	// Stores.
+	st, err := store.Open(ctx, cfg.DatabaseDSN(), storePool(cfg), logger, time.Now)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, logger)
+	blobs, err := openPDFStore(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+
+	// Clients and domain services.
+	authn, err := auth.New(st, []byte(cfg.JWTSecret.Reveal()), cfg.PreviousJWTSecret(), cfg.AccessTokenTTL, cfg.RefreshTokenTTL, cfg.BcryptCost, time.Now)
+	if err != nil {
+		return err
+	}
+	analyzer := newAnalyzer(cfg, st, blobs, logger)
+	hooks := webhook.New(ctx, cfg.WebhookURLs, cfg.WebhookSecret.Reveal(), webhook.AttemptTimeout, webhook.Attempts, webhook.FirstRetryWait, webhook.QueueSize, logger)
+	runner := jobs.NewRunner(ctx, st, analyzer, jobs.OwnerID(), cfg.JobsMaxConcurrent,
+		func(j patent.Job) { hooks.Send(webhook.JobEvent(j)) }, logger)
+	sched, err := newScheduler(ctx, cfg, st, analyzer, hooks, logger)
+	if err != nil {
+		return err
+	}
+	limits := httpapi.NewLimits(time.Now)
+
+	// HTTP server.
+	reg := observe.NewRegistry()
+	handler := httpapi.NewServer(logger, serverOptions(cfg, sched), authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
+	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
+	if err != nil {
+		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
+	}
+	srv := graceful.NewServer(handler, logger, httpapi.WriteTimeout)
+
+	// Background loops, on a context that ends with ctx or a serving failure.
+	bg, stopBG := context.WithCancel(ctx)
+	defer stopBG()
+	var loops sync.WaitGroup
+	loops.Go(func() { ratelimit.RunJanitor(bg, ratelimit.JanitorInterval, limits.Windows()...) })
+	loops.Go(func() { st.RunPruner(bg, store.PruneInterval, logger) })
+	loops.Go(func() { runner.Run(bg) })
+	loops.Go(func() { hooks.Run(bg) })
+	sched.Start()
+
+	// Serve until SIGTERM/SIGINT, then shut down in reverse order, every
+	// step within SHUTDOWN_TIMEOUT of the signal: the HTTP server drains,
+	// the work in progress finishes (the loops renew its leases meanwhile),
+	// the loops stop, the database closes (deferred above).
+	drain, stopDrain, serveErr := graceful.Run(ctx, cfg.ShutdownTimeout, srv, ln, logger)
+	defer stopDrain()
+	waitForWork(drain, sched, runner, hooks, logger)
+	stopBG()
+	loops.Wait()
+	if serveErr != nil {
+		return serveErr
+	}
+	logger.Info("patentsvc stopped")
+	return nil
+}
+
+// command runs the subcommand args[1].
+func command(ctx context.Context, args []string, stdout io.Writer) error {
+	switch args[1] {
+	case "version":
+		fmt.Fprintln(stdout, version)
+		return nil
+	case "extract":
+		if len(args) != 3 {
+			return errors.New("usage: patentsvc extract FILE.pdf")
+		}
+		return extract(ctx, args[2], stdout)
+	default:
+		return fmt.Errorf("unknown command %q (usage: patentsvc [version | extract FILE.pdf])", args[1])
+	}
+}
+
+// newLogger returns the JSON logger at LOG_LEVEL, having logged the
+// effective configuration and what it leaves off.
+func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
 	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	logger.Info("starting patentsvc", "version", version, "config", cfg)
 	if cfg.AppEnv == config.Development && cfg.JWTSecret.Reveal() == config.DefaultJWTSecret {
@@ -85,41 +153,52 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if missing := cfg.AnalyzerMissing(); len(missing) > 0 {
 		logger.Warn("analyzer not configured; analysis endpoints will answer 503", "missing", missing)
 	}
+	return logger
+}
 
-	// Stores.
-	st, err := store.Open(ctx, cfg.DatabaseDSN(), store.Pool{
-		MaxOpen: cfg.DBMaxOpenConns, MaxIdle: cfg.DBMaxIdleConns, MaxLifetime: cfg.DBConnMaxLife,
-	}, logger, time.Now)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := st.Close(); err != nil {
-			logger.Error("closing database failed", "err", err.Error())
-		}
-	}()
-	logger.Info("database ready", "dialect", st.Dialect())
+// storePool is the database pool the DB_* settings ask for.
+func storePool(cfg config.Config) store.Pool {
+	return store.Pool{MaxOpen: cfg.DBMaxOpenConns, MaxIdle: cfg.DBMaxIdleConns, MaxLifetime: cfg.DBConnMaxLife}
+}
 
-	// Domain services.
-	var previous []byte
-	if cfg.JWTSecretPrev != "" {
-		previous = []byte(cfg.JWTSecretPrev.Reveal())
+func closeStore(st *store.Store, logger *slog.Logger) {
+	if err := st.Close(); err != nil {
+		logger.Error("closing database failed", "err", err.Error())
 	}
-	authn, err := auth.New(st, []byte(cfg.JWTSecret.Reveal()), previous, cfg.AccessTokenTTL, cfg.RefreshTokenTTL, cfg.BcryptCost, time.Now)
-	if err != nil {
-		return err
-	}
-	var blobs pdfstore.Backend
+}
+
+// openPDFStore opens the PDF store STORAGE_BACKEND names and tells at
+// start-up whether PDFs can be stored: a wrong bucket or a missing
+// permission otherwise shows only at the first analysis. A failed check
+// does not stop the start (readiness depends on the database alone, and an
+// S3 outage should not take the API down); analyses report the failure per
+// patent until the store answers.
+func openPDFStore(ctx context.Context, cfg config.Config, logger *slog.Logger) (pdfstore.Backend, error) {
+	var (
+		blobs pdfstore.Backend
+		err   error
+	)
 	if cfg.StorageBackend == "s3" {
 		blobs, err = pdfstore.NewS3(ctx, cfg.S3Bucket, cfg.S3EndpointURL)
 	} else {
 		blobs, err = pdfstore.NewLocal(cfg.StorageDir)
 	}
 	if err != nil {
-		return fmt.Errorf("pdf storage: %w", err)
+		return nil, fmt.Errorf("pdf storage: %w", err)
 	}
-	checkStorage(ctx, blobs, cfg.StorageBackend, logger)
-	analyzer := analysis.New(analysis.Config{
+	ctx, cancel := context.WithTimeout(ctx, pdfstore.CheckTimeout)
+	defer cancel()
+	if err := blobs.Check(ctx); err != nil {
+		logger.Warn("pdf storage check failed; PDFs cannot be stored until it answers", "backend", cfg.StorageBackend, "err", redact.Error(err))
+	} else {
+		logger.Info("pdf storage ready", "backend", cfg.StorageBackend)
+	}
+	return blobs, nil
+}
+
+// newAnalyzer builds the analysis pipeline on its upstream clients.
+func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, logger *slog.Logger) *analysis.Analyzer {
+	return analysis.New(analysis.Config{
 		UseCache:     cfg.UseCache,
 		SearchTTL:    cfg.SerpCacheTTL,
 		Lookback:     time.Duration(cfg.PatentLookbackDays) * 24 * time.Hour,
@@ -132,69 +211,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		serpapi.NewClient(cfg.SerpAPIBaseURL, cfg.SerpAPIKey.Reveal(), cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
 		llm.NewClient(cfg.LLMBaseURL, cfg.LLMAPIKey.Reveal(), cfg.LLMTimeout, cfg.UpstreamRetries, logger),
 		pdfstore.NewDownloader(cfg.PDFAllowedHosts, cfg.PDFMaxBytes, cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
-		blobs, st, logger, time.Now)
-	hooks := webhook.New(cfg.WebhookURLs, cfg.WebhookSecret.Reveal(), 15*time.Second, 4, time.Second, 1000, logger)
-	runner := jobs.NewRunner(st, analyzer, processID(), cfg.JobsMaxConcurrent,
-		func(j patent.Job) { hooks.Send(jobEvent(j)) }, logger)
-	schedulerState := func() string { return schedule.StateDisabled }
-	var sched *schedule.Scheduler
+		blobs, pdf.Extract, st, logger, time.Now)
+}
+
+// newScheduler builds the tracked-company scheduler, or returns nil (a
+// disabled scheduler) when SCHEDULER_ENABLED is false or the analyzer lacks
+// its keys.
+func newScheduler(ctx context.Context, cfg config.Config, st *store.Store, an *analysis.Analyzer, hooks *webhook.Dispatcher, logger *slog.Logger) (*schedule.Scheduler, error) {
 	switch {
 	case !cfg.SchedulerEnabled:
 		logger.Info("scheduler disabled (SCHEDULER_ENABLED=false)")
+		return nil, nil
 	case len(cfg.AnalyzerMissing()) > 0:
 		logger.Warn("scheduler disabled: the analyzer is not configured", "missing", cfg.AnalyzerMissing())
-	default:
-		sched, err = schedule.New(schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, StopTimeout: cfg.ShutdownTimeout},
-			st, analyzer, st.Elector(), func(a patent.Alert) { hooks.Send(alertEvent(a)) }, logger, time.Now)
-		if err != nil {
-			return err
-		}
-		schedulerState = sched.State
+		return nil, nil
 	}
-	limits := httpapi.Limits{
-		Register: ratelimit.New("/auth/register", "5/minute", 5, time.Minute, time.Now),
-		Login:    ratelimit.New("/auth/login", "10/minute", 10, time.Minute, time.Now),
-	}
+	return schedule.New(ctx, schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, StopTimeout: cfg.ShutdownTimeout},
+		st, an, st.Elector(), func(a patent.Alert) { hooks.Send(webhook.AlertEvent(a)) }, logger, time.Now)
+}
 
-	// HTTP server.
-	reg := observe.NewRegistry()
-	handler := httpapi.NewServer(logger, httpapi.Options{
+// serverOptions are the settings the HTTP layer needs.
+func serverOptions(cfg config.Config, sched *schedule.Scheduler) httpapi.Options {
+	return httpapi.Options{
+		Version:         version,
 		RootPath:        cfg.RootPath,
 		CORSOrigins:     cfg.CORSOrigins,
 		TrustedProxies:  cfg.TrustedProxies,
 		DefaultModel:    cfg.Model,
 		AnalyzerMissing: cfg.AnalyzerMissing(),
-		Scheduler:       schedulerState,
-	}, authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
-	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
-	if err != nil {
-		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
+		Scheduler:       sched.State,
 	}
-	srv := graceful.NewServer(handler, logger, 5*time.Minute)
+}
 
-	// Background workers.
-	bg, stopBG := context.WithCancel(ctx)
-	defer stopBG()
-	var workers sync.WaitGroup
-	workers.Go(func() { ratelimit.RunJanitor(bg, time.Minute, limits.Register, limits.Login) })
-	workers.Go(func() { pruneRefreshTokens(bg, st, logger) })
-	workers.Go(func() { runner.Run(bg) })
-	workers.Go(func() { hooks.Run(bg) })
-	if sched != nil {
-		sched.Start()
-	}
-
-	// Serve until SIGTERM/SIGINT, then shut down in reverse order: the HTTP
-	// server drains, the scheduler and the jobs finish the companies they
-	// are on, pending webhooks are delivered (each step within
-	// SHUTDOWN_TIMEOUT of the signal, one deadline for all), the background
-	// loops stop, the database closes.
-	drain, stopDrain, serveErr := graceful.Run(ctx, cfg.ShutdownTimeout, srv, ln, logger)
-	defer stopDrain()
-	if sched != nil {
-		if err := sched.Shutdown(drain); err != nil {
-			logger.Warn("scheduler shutdown", "err", err.Error())
-		}
+// waitForWork lets the work in progress finish within drain: the
+// scheduler's dispatch, the jobs, the queued webhooks.
+func waitForWork(drain context.Context, sched *schedule.Scheduler, runner *jobs.Runner, hooks *webhook.Dispatcher, logger *slog.Logger) {
+	if err := sched.Shutdown(drain); err != nil {
+		logger.Warn("scheduler shutdown", "err", err.Error())
 	}
 	if err := runner.Shutdown(drain); err != nil {
 		logger.Warn("jobs still running at the shutdown deadline were cut short", "err", err.Error())
@@ -202,23 +255,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := hooks.Shutdown(drain); err != nil {
 		logger.Warn("webhook deliveries still pending at the shutdown deadline were dropped", "err", err.Error())
 	}
-	stopBG()
-	workers.Wait()
-	if serveErr != nil {
-		return serveErr
-	}
-	logger.Info("patentsvc stopped")
-	return nil
-}
-
-// processID names this process in job leases: host, pid and a random
-// suffix (a restarted container may reuse both).
-func processID() string {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "unknown"
-	}
-	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
 }
 
 // extract prints the sections of a patent PDF as JSON.
@@ -246,37 +282,4 @@ func extract(ctx context.Context, path string, stdout io.Writer) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
-}
-
-// pruneRefreshTokens deletes expired refresh tokens hourly.
-func pruneRefreshTokens(ctx context.Context, st *store.Store, logger *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := st.PruneRefreshTokens(ctx); err != nil {
-				logger.Warn("pruning refresh tokens failed", "err", err.Error())
-			} else if n > 0 {
-				logger.Info("pruned expired refresh tokens", "count", n)
-			}
-		}
-	}
-}
-
-// checkStorage tells at start-up whether PDFs can be stored: a wrong bucket
-// or missing permission otherwise shows only at the first analysis. It
-// does not stop the start (readiness depends on the database alone, and an
-// S3 outage should not take the API down); analyses report the failure
-// per patent until the store answers.
-func checkStorage(ctx context.Context, blobs pdfstore.Backend, backend string, logger *slog.Logger) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := blobs.Check(ctx); err != nil {
-		logger.Warn("pdf storage check failed; PDFs cannot be stored until it answers", "backend", backend, "err", redact.Error(err))
-		return
-	}
-	logger.Info("pdf storage ready", "backend", backend)
 }

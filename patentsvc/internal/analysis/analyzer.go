@@ -11,48 +11,51 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/llm"
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/patentsvc/internal/pdf"
-	"github.com/gatewayapis/patentsvc/internal/pdfstore"
-	"github.com/gatewayapis/patentsvc/internal/serpapi"
-	"github.com/gatewayapis/patentsvc/internal/store"
-)
-
-// Errors of the single-patent analysis (the company flows report theirs
-// in-band).
-var (
-	// ErrPDFNotFound: the PDF is not in storage and no usable link is known.
-	ErrPDFNotFound = errors.New("patent PDF not found")
-	// ErrUnreadable: the PDF has no usable text (scanned, malformed).
-	ErrUnreadable = errors.New("patent PDF has no readable text")
 )
 
 // Searcher finds a company's recent patents; *serpapi.Client implements it.
 type Searcher interface {
-	Search(ctx context.Context, q serpapi.Query) (serpapi.Result, error)
-	Key(q serpapi.Query) string
+	Search(ctx context.Context, q patent.SearchQuery) (patent.SearchResult, error)
+	// Key is the search cache's key for q.
+	Key(q patent.SearchQuery) string
 }
 
-// Completer asks the language model; *llm.Client implements it.
+// Completer asks the language model; *llm.Client implements it. Its
+// failures are kinds of patent.ErrLLMUpstream.
 type Completer interface {
-	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
+	Complete(ctx context.Context, req patent.CompletionRequest) (patent.Completion, error)
 }
 
-// Fetcher downloads PDFs from allowed hosts; *pdfstore.Downloader implements
-// it.
+// Fetcher downloads PDFs from allowed hosts; *pdfstore.Downloader
+// implements it. A link it must not follow is a kind of
+// patent.ErrPDFNotFound.
 type Fetcher interface {
 	Allowed(link string) bool
 	Fetch(ctx context.Context, link string) ([]byte, error)
 }
+
+// PDFs keeps downloaded PDFs by patent id; pdfstore's Local and S3
+// implement it.
+type PDFs interface {
+	// Put stores a PDF and returns its location (the patent's pdf_path).
+	Put(ctx context.Context, patentID string, r io.Reader) (string, error)
+	// Open returns a stored PDF, or an error that is a kind of
+	// patent.ErrNotFound when none is stored.
+	Open(ctx context.Context, patentID string) (io.ReadCloser, error)
+}
+
+// Extractor finds the sections of a PDF of size bytes; pdf.Extract is one.
+// A document without usable text is a kind of patent.ErrPDFUnreadable.
+type Extractor func(ctx context.Context, r io.ReaderAt, size int64) (patent.Sections, error)
 
 // Store is the database the analyzer reads and writes; *store.Store
 // implements it.
 type Store interface {
 	SearchCache(ctx context.Context, key string, maxAge time.Duration) ([]byte, bool, error)
 	PutSearchCache(ctx context.Context, key string, body []byte) error
-	LLMCache(ctx context.Context, key string) (store.LLMAnswer, bool, error)
-	PutLLMCache(ctx context.Context, a store.LLMAnswer) error
+	LLMCache(ctx context.Context, key string) (patent.LLMAnswer, bool, error)
+	PutLLMCache(ctx context.Context, a patent.LLMAnswer) error
 	UpsertPatent(ctx context.Context, p patent.StoredPatent) error
 	Patent(ctx context.Context, id string) (patent.StoredPatent, error)
 	CreateAnalysis(ctx context.Context, a patent.AnalysisRecord) (patent.AnalysisRecord, error)
@@ -81,28 +84,19 @@ type Analyzer struct {
 	search  Searcher
 	llm     Completer
 	fetch   Fetcher
-	blobs   pdfstore.Backend
+	blobs   PDFs
+	extract Extractor
 	store   Store
 	logger  *slog.Logger
 	now     func() time.Time
-	extract func(ctx context.Context, r io.ReaderAt, size int64) (pdf.Sections, error)
 }
 
 // New returns an Analyzer.
-func New(cfg Config, search Searcher, llmc Completer, fetch Fetcher, blobs pdfstore.Backend, st Store, logger *slog.Logger, now func() time.Time) *Analyzer {
+func New(cfg Config, search Searcher, llmc Completer, fetch Fetcher, blobs PDFs, extract Extractor, st Store, logger *slog.Logger, now func() time.Time) *Analyzer {
 	if cfg.PDFWorkers < 1 {
 		cfg.PDFWorkers = 1
 	}
-	return &Analyzer{cfg: cfg, search: search, llm: llmc, fetch: fetch, blobs: blobs, store: st, logger: logger, now: now, extract: pdf.Extract}
-}
-
-// Options change one analysis.
-type Options struct {
-	// Model is an allowed model id, or empty for the default.
-	Model string
-	// Fresh bypasses the search and LLM caches (scheduled runs); answers
-	// are still stored.
-	Fresh bool
+	return &Analyzer{cfg: cfg, search: search, llm: llmc, fetch: fetch, blobs: blobs, extract: extract, store: st, logger: logger, now: now}
 }
 
 func (a *Analyzer) model(m string) string {
@@ -114,7 +108,7 @@ func (a *Analyzer) model(m string) string {
 
 // AnalyzeCompany analyses a company's recent patents. It never fails: a
 // failure is the result's Success false and Error.
-func (a *Analyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts Options) patent.CompanyAnalysis {
+func (a *Analyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis {
 	model := a.model(opts.Model)
 	res := patent.CompanyAnalysis{CompanyName: name.String(), Model: &model, Timestamp: a.now().UTC()}
 	fail := func(format string, args ...any) patent.CompanyAnalysis {
@@ -158,22 +152,22 @@ func (a *Analyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, 
 
 // searchPatents returns the company's recent patents with a PDF, from the
 // search cache when allowed.
-func (a *Analyzer) searchPatents(ctx context.Context, name patent.CompanyName, fresh bool) (serpapi.Result, error) {
-	q := serpapi.Query{Company: name.String(), Since: a.now().Add(-a.cfg.Lookback), Max: a.cfg.MaxPatents}
+func (a *Analyzer) searchPatents(ctx context.Context, name patent.CompanyName, fresh bool) (patent.SearchResult, error) {
+	q := patent.SearchQuery{Company: name.String(), Since: a.now().Add(-a.cfg.Lookback), Max: a.cfg.MaxPatents}
 	key := a.search.Key(q)
 	if a.cfg.UseCache && !fresh {
 		body, ok, err := a.store.SearchCache(ctx, key, a.cfg.SearchTTL)
 		if err != nil {
 			a.logger.WarnContext(ctx, "search cache read failed", "err", err.Error())
 		}
-		var r serpapi.Result
+		var r patent.SearchResult
 		if ok && json.Unmarshal(body, &r) == nil {
 			return r, nil
 		}
 	}
 	r, err := a.search.Search(ctx, q)
 	if err != nil {
-		return serpapi.Result{}, err
+		return patent.SearchResult{}, err
 	}
 	if body, err := json.Marshal(r); err == nil {
 		if err := a.store.PutSearchCache(ctx, key, body); err != nil {
@@ -185,7 +179,7 @@ func (a *Analyzer) searchPatents(ctx context.Context, name patent.CompanyName, f
 
 // patentTexts records the patents and reduces each to prompt text,
 // fetching and reading the PDFs a few at a time.
-func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, found []serpapi.Patent) []promptPatent {
+func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, found []patent.SearchHit) []promptPatent {
 	out := make([]promptPatent, len(found))
 	budget := a.cfg.PromptBudget / max(len(found), 1)
 	sem := make(chan struct{}, a.cfg.PDFWorkers)
@@ -200,7 +194,7 @@ func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, 
 			secs, path, err := a.sections(ctx, p.PatentID, p.PDFLink)
 			if err != nil {
 				a.logger.InfoContext(ctx, "patent pdf not used", "patent_id", p.PatentID, "err", err.Error())
-				out[i].Text = minimize(pdf.Sections{Abstract: p.Snippet}, budget)
+				out[i].Text = minimize(patent.Sections{Abstract: p.Snippet}, budget)
 			} else {
 				out[i].Text = minimize(secs, budget)
 				rec.PDFPath = path
@@ -220,14 +214,14 @@ func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, 
 // sections returns a patent's sections from its stored PDF, fetching the
 // PDF from link into storage first when it is not there. path is the
 // storage location ("" when nothing new was stored).
-func (a *Analyzer) sections(ctx context.Context, id, link string) (pdf.Sections, string, error) {
+func (a *Analyzer) sections(ctx context.Context, id, link string) (patent.Sections, string, error) {
 	data, path, err := a.pdfBytes(ctx, id, link)
 	if err != nil {
-		return pdf.Sections{}, "", err
+		return patent.Sections{}, "", err
 	}
 	s, err := a.extract(ctx, bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return pdf.Sections{}, path, err
+		return patent.Sections{}, path, err
 	}
 	return s, path, nil
 }
@@ -237,11 +231,11 @@ func (a *Analyzer) pdfBytes(ctx context.Context, id, link string) ([]byte, strin
 		defer rc.Close()
 		data, err := io.ReadAll(rc)
 		return data, "", err
-	} else if !errors.Is(err, pdfstore.ErrNotFound) {
+	} else if !errors.Is(err, patent.ErrNotFound) {
 		return nil, "", err
 	}
 	if link == "" || !a.fetch.Allowed(link) {
-		return nil, "", fmt.Errorf("%w: no allowed PDF link", ErrPDFNotFound)
+		return nil, "", fmt.Errorf("%w: no allowed PDF link", patent.ErrPDFNotFound)
 	}
 	data, err := a.fetch.Fetch(ctx, link)
 	if err != nil {
@@ -255,7 +249,7 @@ func (a *Analyzer) pdfBytes(ctx context.Context, id, link string) ([]byte, strin
 }
 
 // complete asks the model, or the LLM cache when allowed.
-func (a *Analyzer) complete(ctx context.Context, model, prompt string, fresh bool) (store.LLMAnswer, bool, error) {
+func (a *Analyzer) complete(ctx context.Context, model, prompt string, fresh bool) (patent.LLMAnswer, bool, error) {
 	key := cacheKey(model, prompt)
 	if a.cfg.UseCache && !fresh {
 		ans, ok, err := a.store.LLMCache(ctx, key)
@@ -266,11 +260,11 @@ func (a *Analyzer) complete(ctx context.Context, model, prompt string, fresh boo
 			return ans, true, nil
 		}
 	}
-	resp, err := a.llm.Complete(ctx, llm.Request{Model: model, System: systemPrompt, Prompt: prompt, MaxTokens: a.cfg.MaxTokens, Temperature: 0.2})
+	resp, err := a.llm.Complete(ctx, patent.CompletionRequest{Model: model, System: systemPrompt, Prompt: prompt, MaxTokens: a.cfg.MaxTokens, Temperature: 0.2})
 	if err != nil {
-		return store.LLMAnswer{}, false, err
+		return patent.LLMAnswer{}, false, err
 	}
-	ans := store.LLMAnswer{Key: key, Model: model, AnsweredModel: resp.Model, Response: resp.Text,
+	ans := patent.LLMAnswer{Key: key, Model: model, AnsweredModel: resp.Model, Response: resp.Text,
 		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens}
 	if ans.AnsweredModel == "" {
 		ans.AnsweredModel = model
@@ -281,20 +275,11 @@ func (a *Analyzer) complete(ctx context.Context, model, prompt string, fresh boo
 	return ans, false, nil
 }
 
-// PatentAnalysis is the outcome of analysing one patent.
-type PatentAnalysis struct {
-	PatentID    string
-	CompanyName string
-	Analysis    string
-	Model       string
-	Cached      bool
-}
-
 // AnalyzePatent analyses one patent from its stored PDF, downloading it
 // from the previously recorded link when it is not in storage. It returns
-// ErrPDFNotFound when neither exists, ErrUnreadable for a PDF without
+// patent.ErrPDFNotFound when neither exists, patent.ErrPDFUnreadable for a PDF without
 // text, and the gateway's error when the model fails.
-func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, model string) (PatentAnalysis, error) {
+func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, model string) (patent.PatentAnalysis, error) {
 	model = a.model(model)
 	link := ""
 	stored, err := a.store.Patent(ctx, id)
@@ -302,16 +287,16 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 	case err == nil:
 		link = stored.PDFLink
 	case !errors.Is(err, patent.ErrNotFound):
-		return PatentAnalysis{}, err
+		return patent.PatentAnalysis{}, err
 	}
 	secs, path, err := a.sections(ctx, id, link)
 	switch {
-	case errors.Is(err, ErrPDFNotFound), errors.Is(err, pdfstore.ErrForbiddenLink):
-		return PatentAnalysis{}, fmt.Errorf("%w: %s", ErrPDFNotFound, id)
-	case errors.Is(err, pdf.ErrImageOnly), errors.Is(err, pdf.ErrMalformed):
-		return PatentAnalysis{}, fmt.Errorf("%w: %s: %v", ErrUnreadable, id, err)
+	case errors.Is(err, patent.ErrPDFNotFound):
+		return patent.PatentAnalysis{}, fmt.Errorf("%w: %s", patent.ErrPDFNotFound, id)
+	case errors.Is(err, patent.ErrPDFUnreadable):
+		return patent.PatentAnalysis{}, fmt.Errorf("%w: %s: %v", patent.ErrPDFUnreadable, id, err)
 	case err != nil:
-		return PatentAnalysis{}, fmt.Errorf("%w: %s: %v", ErrPDFNotFound, id, err)
+		return patent.PatentAnalysis{}, fmt.Errorf("%w: %s: %v", patent.ErrPDFNotFound, id, err)
 	}
 	if path != "" {
 		rec := patent.StoredPatent{PatentID: id, PDFPath: path, Summary: clean(secs.Abstract)}
@@ -323,14 +308,14 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 	prompt := single(promptPatent{ID: id, Title: title, Company: company.String(), Text: minimize(secs, a.cfg.PromptBudget)})
 	ans, cached, err := a.complete(ctx, model, prompt, false)
 	if err != nil {
-		return PatentAnalysis{}, err
+		return patent.PatentAnalysis{}, err
 	}
 	if _, err := a.store.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: company.String(), AnalysisType: patent.AnalysisSinglePatent,
 		PatentID: id, Model: ans.AnsweredModel, Response: ans.Response, Cached: cached,
 		PromptTokens: ans.PromptTokens, CompletionTokens: ans.CompletionTokens}); err != nil {
-		return PatentAnalysis{}, fmt.Errorf("store analysis: %w", err)
+		return patent.PatentAnalysis{}, fmt.Errorf("store analysis: %w", err)
 	}
-	return PatentAnalysis{PatentID: id, CompanyName: company.String(), Analysis: ans.Response, Model: ans.AnsweredModel, Cached: cached}, nil
+	return patent.PatentAnalysis{PatentID: id, CompanyName: company.String(), Analysis: ans.Response, Model: ans.AnsweredModel, Cached: cached}, nil
 }
 
 // AnalyzeBatch analyses companies on at most workers goroutines and returns
@@ -378,7 +363,7 @@ func (a *Analyzer) AnalyzeBatch(ctx context.Context, names []patent.CompanyName,
 				return
 			}
 			defer func() { <-sem }()
-			results[i] = a.AnalyzeCompany(ctx, names[i], Options{Model: model})
+			results[i] = a.AnalyzeCompany(ctx, names[i], patent.AnalyzeOptions{Model: model})
 			mu.Lock()
 			for j, n := range names {
 				if j != i && first[n.Key()] == i {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -29,7 +28,7 @@ func TestAnalyzeCompany(t *testing.T) {
 	pns := w.Company("Acme Corp", 3)
 	an := w.Analyzer(nil)
 
-	res := an.AnalyzeCompany(ctx, "Acme Corp", analysis.Options{})
+	res := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
 	if !res.Success || res.Error != nil || res.Analysis == nil || *res.Analysis == "" {
 		t.Fatalf("AnalyzeCompany = %+v", res)
 	}
@@ -77,8 +76,8 @@ func TestCaches(t *testing.T) {
 	w := newWorld(t)
 	w.Company("Acme Corp", 2)
 	an := w.Analyzer(nil)
-	first := an.AnalyzeCompany(ctx, "Acme Corp", analysis.Options{})
-	second := an.AnalyzeCompany(ctx, "Acme Corp", analysis.Options{})
+	first := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
+	second := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
 	if !second.Success || !second.Cached || *second.Analysis != *first.Analysis {
 		t.Fatalf("second = %+v, want a cached copy of the first", second)
 	}
@@ -89,12 +88,12 @@ func TestCaches(t *testing.T) {
 		t.Errorf("listing shows %d analyses, want the cached one left out", len(recs))
 	}
 	// Another model is another cache entry.
-	third := an.AnalyzeCompany(ctx, "Acme Corp", analysis.Options{Model: "mistralai/mistral-nemo"})
+	third := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{Model: "mistralai/mistral-nemo"})
 	if third.Cached || w.LLM.CallCount() != 2 || w.Serp.CallCount() != 1 || *third.Model != "mistralai/mistral-nemo" {
 		t.Errorf("other model: cached %v, llm calls %d, search calls %d", third.Cached, w.LLM.CallCount(), w.Serp.CallCount())
 	}
 	// Fresh bypasses both caches, stores a normal analysis, and PDFs stay in storage.
-	fresh := an.AnalyzeCompany(ctx, "Acme Corp", analysis.Options{Fresh: true})
+	fresh := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{Fresh: true})
 	if fresh.Cached || w.Serp.CallCount() != 2 || w.LLM.CallCount() != 3 || w.PDFs.Hits() != 2 {
 		t.Errorf("fresh: cached %v, search %d, llm %d, pdf %d", fresh.Cached, w.Serp.CallCount(), w.LLM.CallCount(), w.PDFs.Hits())
 	}
@@ -102,7 +101,7 @@ func TestCaches(t *testing.T) {
 	w.Cfg.UseCache = false
 	off := w.Analyzer(nil)
 	for range 2 {
-		if r := off.AnalyzeCompany(ctx, "Acme Corp", analysis.Options{}); r.Cached || !r.Success {
+		if r := off.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{}); r.Cached || !r.Success {
 			t.Fatalf("USE_CACHE=false result = %+v", r)
 		}
 	}
@@ -112,7 +111,7 @@ func TestCaches(t *testing.T) {
 	// ...and still stored the answers: with the cache back on, no call.
 	w.Cfg.UseCache = true
 	on := w.Analyzer(nil)
-	if r := on.AnalyzeCompany(ctx, "Acme Corp", analysis.Options{}); !r.Cached || w.LLM.CallCount() != 5 {
+	if r := on.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{}); !r.Cached || w.LLM.CallCount() != 5 {
 		t.Errorf("answers stored with USE_CACHE=false were not reused: %+v, llm calls %d", r.Cached, w.LLM.CallCount())
 	}
 }
@@ -122,19 +121,19 @@ func TestInBandFailures(t *testing.T) {
 	w.Company("Acme Corp", 2)
 	an := w.Analyzer(nil)
 
-	none := an.AnalyzeCompany(ctx, "Nobody Inc", analysis.Options{})
+	none := an.AnalyzeCompany(ctx, "Nobody Inc", patent.AnalyzeOptions{})
 	if none.Success || none.Error == nil || *none.Error != patent.NoPatentsError || none.PatentCount != 0 || w.LLM.CallCount() != 0 {
 		t.Errorf("no patents = %+v (llm calls %d)", none, w.LLM.CallCount())
 	}
 
 	w.Serp.Script(serpapitest.Unavailable(), serpapitest.Unavailable())
-	down := an.AnalyzeCompany(ctx, "Acme Corp", analysis.Options{})
+	down := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
 	if down.Success || down.Error == nil || !strings.Contains(*down.Error, "patent search failed") {
 		t.Errorf("search down = %+v", down)
 	}
 
 	w.LLM.Script(llmtest.Reply{Status: 402}, llmtest.Reply{Status: 402})
-	llmDown := an.AnalyzeCompany(ctx, "Acme Corp", analysis.Options{})
+	llmDown := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
 	if llmDown.Success || llmDown.Error == nil || !strings.Contains(*llmDown.Error, "analysis failed") || llmDown.PatentCount != 2 {
 		t.Errorf("llm down = %+v", llmDown)
 	}
@@ -157,7 +156,7 @@ func TestUnreadablePDFs(t *testing.T) {
 		serpapitest.Organic("US10000002B2", "Missing thing", "2026-09-01", w.PDFs.URL+"/pdfs/US10000002B2.pdf"),
 		serpapitest.Organic("US10000003B2", "Foreign thing", "2026-08-01", "https://patentimages.storage.googleapis.com/86/1c/bd/89a41d9faca215/US10000003.pdf"),
 	})
-	res := w.Analyzer(nil).AnalyzeCompany(ctx, "Acme Corp", analysis.Options{})
+	res := w.Analyzer(nil).AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
 	if !res.Success || res.PatentCount != 3 {
 		t.Fatalf("result = %+v", res)
 	}
@@ -174,7 +173,7 @@ func TestAnsweredModel(t *testing.T) {
 	w := newWorld(t)
 	w.Company("Acme Corp", 1)
 	w.LLM.SetAnsweredModel("openai/gpt-4o-mini-2024-07-18")
-	res := w.Analyzer(nil).AnalyzeCompany(ctx, "Acme Corp", analysis.Options{})
+	res := w.Analyzer(nil).AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
 	recs := analysistest.Analyses(t, w.Store)
 	if *res.Model != "openai/gpt-4o-mini-2024-07-18" || len(recs) != 1 || recs[0].Model != "openai/gpt-4o-mini-2024-07-18" {
 		t.Errorf("model = %s, stored %+v", *res.Model, recs)
@@ -221,11 +220,11 @@ func TestAnalyzePatent(t *testing.T) {
 	w := newWorld(t)
 	pns := w.Company("Acme Corp", 1)
 	an := w.Analyzer(nil)
-	if _, err := an.AnalyzePatent(ctx, "US99999999B2", "Acme Corp", ""); !errors.Is(err, analysis.ErrPDFNotFound) {
+	if _, err := an.AnalyzePatent(ctx, "US99999999B2", "Acme Corp", ""); !errors.Is(err, patent.ErrPDFNotFound) {
 		t.Fatalf("unknown patent: %v, want ErrPDFNotFound", err)
 	}
 	// Known from a search: downloaded from the cached link.
-	an.AnalyzeCompany(ctx, "Acme Corp", analysis.Options{})
+	an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
 	hits := w.PDFs.Hits()
 	res, err := an.AnalyzePatent(ctx, pns[0], "Acme Corp", "")
 	if err != nil || res.Analysis == "" || res.PatentID != pns[0] || res.CompanyName != "Acme Corp" {
@@ -253,7 +252,7 @@ func TestAnalyzePatent(t *testing.T) {
 	// A scanned PDF is unreadable.
 	w.PDFs.Add("US10000009B2", analysistest.ScannedPDF)
 	w.Store.UpsertPatent(ctx, patent.StoredPatent{PatentID: "US10000009B2", PDFLink: w.PDFs.URL + "/pdfs/US10000009B2.pdf"})
-	if _, err := an.AnalyzePatent(ctx, "US10000009B2", "Acme Corp", ""); !errors.Is(err, analysis.ErrUnreadable) {
+	if _, err := an.AnalyzePatent(ctx, "US10000009B2", "Acme Corp", ""); !errors.Is(err, patent.ErrPDFUnreadable) {
 		t.Errorf("scanned PDF: %v, want ErrUnreadable", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
@@ -40,7 +39,7 @@ func BenchmarkBatch20Workers5(b *testing.B) {
 		an := w.Analyzer(nil)
 
 		t0 := time.Now()
-		if r := an.AnalyzeCompany(b.Context(), names[companies], analysis.Options{}); !r.Success {
+		if r := an.AnalyzeCompany(b.Context(), names[companies], patent.AnalyzeOptions{}); !r.Success {
 			b.Fatalf("single company failed: %v", *r.Error)
 		}
 		single := time.Since(t0)

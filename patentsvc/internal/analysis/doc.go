@@ -10,7 +10,7 @@
 //     batch reports each company's failure in its own result.
 //   - With UseCache, a search answer younger than the search-cache lifetime
 //     and an LLM answer for the same model and prompt are used before any
-//     external call; without it (or for scheduled runs, Options.Fresh) the
+//     external call; without it (or for scheduled runs, patent.AnalyzeOptions.Fresh) the
 //     calls are always made. Either way every answer is stored. An analysis
 //     whose LLM answer came from the cache is stored with the cached flag,
 //     which listings, exports and trends leave out.

@@ -10,7 +10,7 @@ import (
 	"text/template"
 	"unicode/utf8"
 
-	"github.com/gatewayapis/patentsvc/internal/pdf"
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 // PromptVersion names the prompt files in use. It is part of every LLM
@@ -100,7 +100,7 @@ func clip(s string, n int) string {
 // summary, and the detailed description only with what budget is left.
 // Dependent claims are dropped (they narrow what the independent ones
 // say).
-func minimize(s pdf.Sections, budget int) string {
+func minimize(s patent.Sections, budget int) string {
 	var parts []string
 	used := 0
 	add := func(label, text string, share float64) {

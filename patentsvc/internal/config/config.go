@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/shared/redact"
 )
 
 // Development is the APP_ENV value that relaxes the secret rules.
@@ -248,6 +249,15 @@ func (c Config) DatabaseDSN() string {
 	return c.DatabaseURL.Reveal()
 }
 
+// PreviousJWTSecret is JWT_SECRET_PREVIOUS as bytes, or nil when it is not
+// set (no rotation in progress).
+func (c Config) PreviousJWTSecret() []byte {
+	if c.JWTSecretPrev == "" {
+		return nil
+	}
+	return []byte(c.JWTSecretPrev.Reveal())
+}
+
 // AnalyzerMissing names the settings the analyzer needs and lacks.
 func (c Config) AnalyzerMissing() []string {
 	var missing []string
@@ -264,7 +274,7 @@ func (c Config) AnalyzerMissing() []string {
 func (c Config) LogValue() slog.Value {
 	db := "sqlite:" + DefaultSQLitePath
 	if c.DatabaseURL != "" {
-		db = redactURL(c.DatabaseURL.Reveal())
+		db = redact.URL(c.DatabaseURL.Reveal())
 	}
 	return slog.GroupValue(
 		slog.String("app_env", c.AppEnv),
@@ -284,15 +294,6 @@ func (c Config) LogValue() slog.Value {
 		slog.String("schedule_interval", c.ScheduleInterval.String()),
 		slog.Int("webhook_urls", len(c.WebhookURLs)),
 	)
-}
-
-// redactURL hides a URL's password.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "[unparsable]"
-	}
-	return u.Redacted()
 }
 
 // Markdown renders the settings table for docs/config/patentsvc.md.

@@ -5,15 +5,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/labstack/echo/v4"
-
-	"github.com/gatewayapis/patentsvc/internal/store"
 )
 
 // Analytics reads usage figures; *store.Store implements it.
 type Analytics interface {
-	Trends(ctx context.Context, since time.Time) (byCompany, byType []store.MonthCount, err error)
-	UsageSince(ctx context.Context, since time.Time) (store.Usage, error)
+	Trends(ctx context.Context, since time.Time) (byCompany, byType []patent.MonthCount, err error)
+	UsageSince(ctx context.Context, since time.Time) (patent.Usage, error)
 }
 
 // daysParam reads days within [lo, hi], def when absent (422 otherwise).
@@ -55,10 +54,10 @@ func handleTrends(a Analytics, now func() time.Time) echo.HandlerFunc {
 			ByTypeOverTime []monthTypeJSON    `json:"by_type_over_time"`
 			PeriodDays     int                `json:"period_days"`
 		}{
-			ByMonth: mapSlice(byCompany, func(m store.MonthCount) monthCompanyJSON {
+			ByMonth: mapSlice(byCompany, func(m patent.MonthCount) monthCompanyJSON {
 				return monthCompanyJSON{Month: m.Month, CompanyName: m.Key, Count: m.Count}
 			}),
-			ByTypeOverTime: mapSlice(byType, func(m store.MonthCount) monthTypeJSON {
+			ByTypeOverTime: mapSlice(byType, func(m patent.MonthCount) monthTypeJSON {
 				return monthTypeJSON{Month: m.Month, AnalysisType: m.Key, Count: m.Count}
 			}),
 			PeriodDays: days,
@@ -97,7 +96,7 @@ func handleSummary(a Analytics, now func() time.Time) echo.HandlerFunc {
 			Tokens         tokensUsedJSON     `json:"tokens"`
 		}{
 			PeriodDays: days, TotalAnalyses: u.Total, CachedAnalyses: u.Cached, ByType: u.ByType, ByModel: u.ByModel,
-			TopCompanies: mapSlice(u.TopCompanies, func(m store.MonthCount) companyCountJSON {
+			TopCompanies: mapSlice(u.TopCompanies, func(m patent.MonthCount) companyCountJSON {
 				return companyCountJSON{CompanyName: m.Key, Count: m.Count}
 			}),
 			Tokens: tokensUsedJSON{Prompt: u.PromptTokens, Completion: u.CompletionTokens},

@@ -9,7 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/shared/httperr"
 )
@@ -25,8 +24,8 @@ const (
 
 // Analyzer runs analyses; *analysis.Analyzer implements it.
 type Analyzer interface {
-	AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts analysis.Options) patent.CompanyAnalysis
-	AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, model string) (analysis.PatentAnalysis, error)
+	AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis
+	AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, model string) (patent.PatentAnalysis, error)
 	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, model string, quit <-chan struct{}, progress func(done int)) patent.BatchResult
 }
 
@@ -68,7 +67,7 @@ func handleAnalyzeCompany(an Analyzer, def string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		res := an.AnalyzeCompany(c.Request().Context(), name, analysis.Options{Model: model})
+		res := an.AnalyzeCompany(c.Request().Context(), name, patent.AnalyzeOptions{Model: model})
 		return c.JSON(http.StatusOK, fromCompanyAnalysis(res))
 	}
 }
@@ -94,9 +93,9 @@ func handleAnalyzePatent(an Analyzer, def string) echo.HandlerFunc {
 		}
 		res, err := an.AnalyzePatent(c.Request().Context(), id, company, model)
 		switch {
-		case errors.Is(err, analysis.ErrPDFNotFound):
+		case errors.Is(err, patent.ErrPDFNotFound):
 			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("Patent PDF for %s not found or could not be downloaded", id))
-		case errors.Is(err, analysis.ErrUnreadable):
+		case errors.Is(err, patent.ErrPDFUnreadable):
 			return httperr.Wrap(err, http.StatusUnprocessableEntity, fmt.Sprintf("Patent PDF for %s has no readable text (a scanned document)", id))
 		case err != nil:
 			return err
@@ -149,15 +148,20 @@ func (r batchRequest) parse(def string) ([]patent.CompanyName, int, string, erro
 	return names, workers, model, nil
 }
 
+// bindBatch reads and checks the body of both batch endpoints.
+func bindBatch(c echo.Context, def string) (names []patent.CompanyName, workers int, model string, err error) {
+	var req batchRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return nil, 0, "", err
+	}
+	return req.parse(def)
+}
+
 // handleBatch serves POST /analyze/batch: the companies analysed on a
 // bounded worker pool, each failure in its own result.
 func handleBatch(an Analyzer, def string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		var req batchRequest
-		if err := decodeJSON(c, &req); err != nil {
-			return err
-		}
-		names, workers, model, err := req.parse(def)
+		names, workers, model, err := bindBatch(c, def)
 		if err != nil {
 			return err
 		}
@@ -170,11 +174,7 @@ func handleBatch(an Analyzer, def string) echo.HandlerFunc {
 // job.
 func handleBatchAsync(jobs Jobs, def string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		var req batchRequest
-		if err := decodeJSON(c, &req); err != nil {
-			return err
-		}
-		names, workers, model, err := req.parse(def)
+		names, workers, model, err := bindBatch(c, def)
 		if err != nil {
 			return err
 		}

@@ -7,8 +7,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gatewayapis/patentsvc/internal/auth"
-	"github.com/gatewayapis/patentsvc/internal/jobs"
-	"github.com/gatewayapis/patentsvc/internal/llm"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/shared/httperr"
 )
@@ -29,8 +27,8 @@ var statusTable = []struct {
 	{patent.ErrSelfDelete, http.StatusBadRequest, "Admins cannot delete their own account"},
 	{auth.ErrBadCredentials, http.StatusUnauthorized, "Invalid email or password"},
 	{auth.ErrInvalidToken, http.StatusUnauthorized, "Could not validate credentials"},
-	{llm.ErrUpstream, http.StatusBadGateway, ""},
-	{jobs.ErrShuttingDown, http.StatusServiceUnavailable, "The service is shutting down; retry on another instance"},
+	{patent.ErrLLMUpstream, http.StatusBadGateway, ""},
+	{patent.ErrUnavailable, http.StatusServiceUnavailable, "The service is shutting down; retry on another instance"},
 }
 
 func classify(err error) *httperr.Error {

@@ -1,8 +1,8 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -24,7 +24,7 @@ func handleHealth(st Store, opts Options, started time.Time, now func() time.Tim
 	return func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
-		body := healthJSON{Status: "ok", Version: Version, UptimeSeconds: int64(now().Sub(started).Seconds()),
+		body := healthJSON{Status: "ok", Version: cmp.Or(opts.Version, "dev"), UptimeSeconds: int64(now().Sub(started).Seconds()),
 			Database: "ok", Analyzer: "ready", Scheduler: opts.Scheduler()}
 		if len(opts.AnalyzerMissing) > 0 {
 			body.Analyzer = "not_configured"
@@ -38,25 +38,6 @@ func handleHealth(st Store, opts Options, started time.Time, now func() time.Tim
 	}
 }
 
-// handleLivez answers 200 while the process serves.
-func handleLivez() echo.HandlerFunc {
-	return func(c echo.Context) error {
-		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
-	}
-}
-
-// handleReadyz answers 200 when the database answers, 503 otherwise. It
-// never depends on the search API or the LLM gateway.
-func handleReadyz(st Store, logger *slog.Logger) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
-		defer cancel()
-		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-		if err := st.Ping(ctx); err != nil {
-			logger.WarnContext(ctx, "not ready", "err", err.Error())
-			return c.JSON(http.StatusServiceUnavailable, errorBody{Detail: "database unavailable"})
-		}
-		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
-	}
-}
+// readyTimeout bounds the readiness probe's check of the service's own
+// store.
+const readyTimeout = time.Second

@@ -400,8 +400,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 // TestOpenAPIFacts ties values the document spells out to the code.
 func TestOpenAPIFacts(t *testing.T) {
 	s := loadSpec(t)
-	if s.doc.Info.Version != httpapi.Version {
-		t.Errorf("info.version = %q, want %q (httpapi.Version)", s.doc.Info.Version, httpapi.Version)
+	if s.doc.Info.Version != httpapi.InterfaceVersion {
+		t.Errorf("info.version = %q, want %q (httpapi.InterfaceVersion)", s.doc.Info.Version, httpapi.InterfaceVersion)
 	}
 	var enum []string
 	for _, v := range s.doc.Components.Schemas["ModelId"].Value.Enum {

@@ -11,11 +11,13 @@ import (
 	"github.com/gatewayapis/shared/observe"
 )
 
-// rateLimitedRoutes count every request before anything else answers, so
-// the global body limit leaves them to their own (see NewServer).
-var rateLimitedRoutes = map[string]bool{"/auth/register": true, "/auth/login": true}
-
 // addRoutes is the whole HTTP surface of the service, under ROOT_PATH.
+//
+// Every route that reads a body declares its limit (bodyLimit, 1 MiB):
+// first, so an oversize body is a 413 before anything else answers,
+// except on the rate-limited routes, where the limiter counts every request
+// first (decisions.md) and the limit comes second. Routes without a body
+// never read one, so they need no limit.
 func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st Store, an Analyzer, jobs Jobs, limits Limits,
 	reg *prometheus.Registry, started time.Time, now func() time.Time) {
 	user := requireUser(authn)
@@ -26,7 +28,7 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st S
 
 	g.POST("/auth/register", handleRegister(authn), rateLimit(limits.Register), bodyLimit)
 	g.POST("/auth/login", handleLogin(authn), rateLimit(limits.Login), bodyLimit)
-	g.POST("/auth/refresh", handleRefresh(authn))
+	g.POST("/auth/refresh", handleRefresh(authn), bodyLimit)
 	g.GET("/auth/me", handleMe(), user)
 
 	g.GET("/models", handleModels(opts.DefaultModel))
@@ -34,8 +36,8 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st S
 	// Static segments win over parameters: /analyze/batch is the listing,
 	// not a company named "batch".
 	g.GET("/analyze/batch", handleListAnalyses(st), user)
-	g.POST("/analyze/batch", handleBatch(an, opts.DefaultModel), user, ready)
-	g.POST("/analyze/batch/async", handleBatchAsync(jobs, opts.DefaultModel), user, ready)
+	g.POST("/analyze/batch", handleBatch(an, opts.DefaultModel), bodyLimit, user, ready)
+	g.POST("/analyze/batch/async", handleBatchAsync(jobs, opts.DefaultModel), bodyLimit, user, ready)
 	g.GET("/analyze/patent/:patent_id", handleAnalyzePatent(an, opts.DefaultModel), user, ready)
 	g.GET("/analyze/:company_name", handleAnalyzeCompany(an, opts.DefaultModel), user, ready)
 	g.GET("/jobs", handleListJobs(st), user)
@@ -47,16 +49,18 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st S
 	g.GET("/analytics/summary", handleSummary(st, now), user)
 
 	g.GET("/admin/tracked", handleListTracked(st), user, admin)
-	g.POST("/admin/tracked", handleCreateTracked(st), user, admin)
+	g.POST("/admin/tracked", handleCreateTracked(st), bodyLimit, user, admin)
 	g.DELETE("/admin/tracked/:company_name", handleDeleteTracked(st), user, admin)
 	g.GET("/admin/alerts", handleListAlerts(st), user, admin)
 	g.GET("/admin/rate-limits", handleRateLimits(limits), user, admin)
 	g.GET("/admin/users", handleListUsers(st), user, admin)
-	g.PATCH("/admin/users/:user_id/role", handleSetRole(st), user, admin)
+	g.PATCH("/admin/users/:user_id/role", handleSetRole(st), bodyLimit, user, admin)
 	g.DELETE("/admin/users/:user_id", handleDeleteUser(st), user, admin)
 
 	g.GET("/health", handleHealth(st, opts, started, now))
-	g.GET("/livez", handleLivez())
-	g.GET("/readyz", handleReadyz(st, logger))
+	// Readiness checks the database only, never the search API or the LLM
+	// gateway.
+	g.GET("/livez", observe.Livez())
+	g.GET("/readyz", observe.Readyz(st.Ping, readyTimeout, "database unavailable", logger))
 	g.GET("/metrics", echo.WrapHandler(observe.Handler(reg)))
 }

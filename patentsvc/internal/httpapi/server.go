@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -28,8 +27,14 @@ import (
 // Echo reads "1M" as 10^6 bytes, "1MiB" as 2^20).
 const BodyLimit = "1MiB"
 
-// Version is the service version reported by the health endpoint.
-const Version = "1.0.0"
+// WriteTimeout is the HTTP server's write timeout: the longest a response
+// may take, which a synchronous batch of 20 companies needs.
+const WriteTimeout = 5 * time.Minute
+
+// InterfaceVersion is the version of the HTTP interface that
+// docs/openapi/patentsvc.yaml describes (its info.version). It is not the
+// build's version, which Options.Version carries to the health endpoint.
+const InterfaceVersion = "1.0.0"
 
 // Auth registers users and checks tokens; *auth.Service implements it.
 type Auth interface {
@@ -58,6 +63,9 @@ type Store interface {
 
 // Options are the settings the HTTP layer needs.
 type Options struct {
+	// Version is the build's version (main.version), reported by the
+	// health endpoint; "dev" when empty.
+	Version        string
 	RootPath       string
 	CORSOrigins    []string
 	TrustedProxies []netip.Prefix
@@ -75,6 +83,18 @@ type Limits struct {
 	Login    *ratelimit.Window
 }
 
+// NewLimits returns the windows of decisions.md: 5 registrations and 10
+// logins a minute per client.
+func NewLimits(now func() time.Time) Limits {
+	return Limits{
+		Register: ratelimit.New("/auth/register", "5/minute", 5, time.Minute, now),
+		Login:    ratelimit.New("/auth/login", "10/minute", 10, time.Minute, now),
+	}
+}
+
+// Windows lists the windows, for the janitor that sweeps them.
+func (l Limits) Windows() []*ratelimit.Window { return []*ratelimit.Window{l.Register, l.Login} }
+
 // NewServer builds the service's router with its middleware and routes. an
 // and jobs may be nil while Options.AnalyzerMissing is not empty (the
 // analysis endpoints then answer 503).
@@ -90,12 +110,7 @@ func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analy
 	e.Use(requestid.Middleware(logger))
 	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
 	e.Use(observe.Recover(logger))
-	// The rate-limited routes apply the body limit themselves, after the
-	// limiter has counted the request (every request counts: decisions.md).
-	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
-		Limit:   BodyLimit,
-		Skipper: func(c echo.Context) bool { return rateLimitedRoutes[strings.TrimPrefix(c.Path(), opts.RootPath)] },
-	}))
+	// Body limits are set where the routes are declared (routes.go).
 	// CORS preflights go on to the CORS middleware; every other OPTIONS is
 	// a wrong method. An empty origin list would make Echo allow every
 	// origin: no CORS then.

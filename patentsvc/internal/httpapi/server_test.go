@@ -161,7 +161,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 	// LLM gateway and the PDF host.
 	world := analysistest.NewWorld(t, st)
 	analyzer := world.Analyzer(logger)
-	runner := jobs.NewRunner(st, analyzer, "test-process", 2, nil, logger)
+	runner := jobs.NewRunner(context.Background(), st, analyzer, "test-process", 2, nil, logger)
 	t.Cleanup(func() { runner.Shutdown(context.Background()) })
 	srv := httpapi.NewServer(logger, httpapi.Options{
 		RootPath:        o.rootPath,

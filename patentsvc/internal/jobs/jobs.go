@@ -21,9 +21,9 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -38,8 +38,13 @@ const (
 	RenewEvery = 10 * time.Second
 )
 
-// ErrShuttingDown is returned by Submit once Shutdown has begun.
-var ErrShuttingDown = errors.New("the service is shutting down")
+// finishTimeout bounds the write that records a job's end, which runs
+// after the job's own context may have been cancelled.
+const finishTimeout = 10 * time.Second
+
+// ErrShuttingDown is returned by Submit once Shutdown has begun. It is a
+// kind of patent.ErrUnavailable.
+var ErrShuttingDown = patent.NewKindError(patent.ErrUnavailable, "the service is shutting down")
 
 // Store is the job table; *store.Store implements it.
 type Store interface {
@@ -80,11 +85,24 @@ type Runner struct {
 
 // NewRunner returns a Runner whose jobs run at most maxConcurrent at once
 // (the others wait, pending, with their leases renewed). owner identifies
-// this process in lease columns.
-func NewRunner(st Store, batch Batcher, owner string, maxConcurrent int, notify Notifier, logger *slog.Logger) *Runner {
-	ctx, cancel := context.WithCancel(context.Background())
+// this process in lease columns (OwnerID). The jobs run in a context
+// derived from base: its values carry over, its cancellation does not, so
+// that jobs go on draining after the shutdown signal until Shutdown's
+// deadline cancels them.
+func NewRunner(base context.Context, st Store, batch Batcher, owner string, maxConcurrent int, notify Notifier, logger *slog.Logger) *Runner {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(base))
 	return &Runner{store: st, batch: batch, owner: owner, logger: logger, slots: make(chan struct{}, max(maxConcurrent, 1)),
 		notify: notify, quit: make(chan struct{}), ctx: ctx, cancel: cancel}
+}
+
+// OwnerID names this process in job leases: host, pid and a random suffix
+// (a restarted container may reuse both).
+func OwnerID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
 }
 
 // Owner is this process's lease id.
@@ -147,7 +165,7 @@ func (r *Runner) run(j patent.Job, companies []patent.CompanyName) {
 
 func (r *Runner) finish(j patent.Job, status string, result *patent.BatchResult, msg string, log *slog.Logger) {
 	// A context of its own: the job's may be cancelled by now.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), finishTimeout)
 	defer cancel()
 	if err := r.store.FinishJob(ctx, j.ID, r.owner, status, result, msg); err != nil {
 		log.Warn("job end not recorded", "status", status, "err", err.Error())

@@ -68,7 +68,7 @@ func TestLifecycle(t *testing.T) {
 	g := &gateBatcher{release: make(chan struct{})}
 	var notified []patent.Job
 	var mu sync.Mutex
-	r := jobs.NewRunner(st, g, "proc-1", 1, func(j patent.Job) { mu.Lock(); notified = append(notified, j); mu.Unlock() }, slog.New(slog.DiscardHandler))
+	r := jobs.NewRunner(t.Context(), st, g, "proc-1", 1, func(j patent.Job) { mu.Lock(); notified = append(notified, j); mu.Unlock() }, slog.New(slog.DiscardHandler))
 
 	j, err := r.Submit(ctx, []patent.CompanyName{"Acme", "Beta"}, 2, "openai/gpt-4o-mini")
 	if err != nil || j.Status != patent.JobPending || j.Total != 2 || j.ID == "" {
@@ -126,7 +126,7 @@ func TestCrashedProcessJobsFail(t *testing.T) {
 
 	var logs bytes.Buffer
 	g := &gateBatcher{release: make(chan struct{}, 10)}
-	r := jobs.NewRunner(st, g, "proc-2", 2, nil, slog.New(slog.NewJSONHandler(&logs, nil)))
+	r := jobs.NewRunner(t.Context(), st, g, "proc-2", 2, nil, slog.New(slog.NewJSONHandler(&logs, nil)))
 	runCtx, stop := context.WithCancel(ctx)
 	ran := make(chan struct{})
 	go func() { r.Run(runCtx); close(ran) }() // sweeps at once
@@ -152,10 +152,12 @@ func TestCrashedProcessJobsFail(t *testing.T) {
 func TestShutdown(t *testing.T) {
 	st := storetest.Open(t, store.SQLite, time.Now)
 	g := &gateBatcher{release: make(chan struct{})}
-	r := jobs.NewRunner(st, g, "proc-3", 1, nil, slog.New(slog.DiscardHandler))
+	r := jobs.NewRunner(t.Context(), st, g, "proc-3", 1, nil, slog.New(slog.DiscardHandler))
 	running, _ := r.Submit(ctx, []patent.CompanyName{"Acme", "Beta"}, 1, "m")
-	waiting, _ := r.Submit(ctx, []patent.CompanyName{"Gamma"}, 1, "m") // waits for the only slot
+	// The first job holds the only slot before the second is submitted:
+	// submitted together, either could take it first.
 	waitStatus(t, st, running.ID, patent.JobRunning)
+	waiting, _ := r.Submit(ctx, []patent.CompanyName{"Gamma"}, 1, "m") // waits for the only slot
 
 	shut := make(chan error, 1)
 	go func() { shut <- r.Shutdown(ctx) }()
@@ -182,7 +184,7 @@ func TestRealPipeline(t *testing.T) {
 			st := storetest.Open(t, d, time.Now)
 			w := analysistest.NewWorld(t, st)
 			w.Company("Acme Corp", 2)
-			r := jobs.NewRunner(st, w.Analyzer(nil), "proc-4", 2, nil, slog.New(slog.DiscardHandler))
+			r := jobs.NewRunner(t.Context(), st, w.Analyzer(nil), "proc-4", 2, nil, slog.New(slog.DiscardHandler))
 			j, err := r.Submit(ctx, []patent.CompanyName{"Acme Corp", "Nobody Inc"}, 2, "openai/gpt-4o-mini")
 			if err != nil {
 				t.Fatal(err)

@@ -9,12 +9,12 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/retry"
-	sharedredact "github.com/gatewayapis/shared/redact"
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/shared/redact"
+	"github.com/gatewayapis/shared/retry"
 
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -22,8 +22,9 @@ import (
 // ErrUpstream is wrapped by every failure to get an answer from the gateway:
 // network errors and timeouts, 408/429/500/502/503/504 once the retries are
 // spent, any other non-200 status, an answer that is not a chat completion,
-// a 200 that carries an error, and an answer without content.
-var ErrUpstream = errors.New("llm gateway failed")
+// a 200 that carries an error, and an answer without content. It is a
+// kind of patent.ErrLLMUpstream.
+var ErrUpstream = patent.NewKindError(patent.ErrLLMUpstream, "llm gateway failed")
 
 // ErrRejected is wrapped, together with ErrUpstream, by the failures the
 // gateway reports as the request's own fault: 400 (bad parameters), 401
@@ -45,29 +46,6 @@ const (
 	defaultTimeout = 2 * time.Minute
 	userAgent      = "patentsvc/1.0 (+https://github.com/gatewayapis)"
 )
-
-// Request is one chat completion: an optional system message and the user's
-// prompt, sent to Model.
-type Request struct {
-	Model  string // gateway model id, e.g. "openai/gpt-4o-mini"
-	System string // system message; left out of the request when empty
-	Prompt string // user message; must not be blank
-	// MaxTokens caps the answer's length; 0 leaves it to the gateway.
-	MaxTokens int
-	// Temperature is always sent, 0 included (0 to 2).
-	Temperature float64
-}
-
-// Response is a successful completion.
-type Response struct {
-	Text string // the answer, trimmed of surrounding white space; never empty
-	// Model is the model that actually answered: the answer's "model" field,
-	// or Request.Model when the answer has none. OpenRouter may fall back to
-	// another model, and bills that one.
-	Model            string
-	PromptTokens     int // 0 when the gateway reports no usage
-	CompletionTokens int
-}
 
 // Client calls an OpenAI-compatible chat-completions gateway. It is safe for
 // concurrent use.
@@ -142,26 +120,18 @@ func (c *Client) MaxCallDuration() time.Duration {
 // prompt, or a temperature outside 0 to 2, fails before any call with an
 // error that wraps neither. Error texts carry the status and the gateway's
 // message (truncated), never the URL or the API key.
-func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
-	if err := req.validate(); err != nil {
-		return Response{}, err
+func (c *Client) Complete(ctx context.Context, req patent.CompletionRequest) (patent.Completion, error) {
+	if err := validate(req); err != nil {
+		return patent.Completion{}, err
 	}
 	payload, err := json.Marshal(newChatRequest(req))
 	if err != nil {
-		return Response{}, fmt.Errorf("llm: encode request: %w", err)
+		return patent.Completion{}, fmt.Errorf("llm: encode request: %w", err)
 	}
-	hreq, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+"/chat/completions", payload)
+	hreq, err := c.newRequest(ctx, payload)
 	if err != nil {
-		return Response{}, c.fail(ErrUpstream, req.Model, "build request: "+redact(err))
+		return patent.Completion{}, c.fail(ErrUpstream, req.Model, "build request: "+redact.Error(err))
 	}
-	if c.apiKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
-	hreq.Header.Set("User-Agent", userAgent)
-	hreq.Header.Set("HTTP-Referer", AppURL)
-	hreq.Header.Set("X-Title", AppTitle)
 
 	// The body is read inside the retry loop (a response handler), so a
 	// connection that breaks or stalls mid-answer is retried like any
@@ -185,16 +155,16 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return Response{}, c.fail(ErrUpstream, req.Model, redact(err), ctxErr)
+			return patent.Completion{}, c.fail(ErrUpstream, req.Model, redact.Error(err), ctxErr)
 		}
-		return Response{}, c.fail(ErrUpstream, req.Model, redact(err))
+		return patent.Completion{}, c.fail(ErrUpstream, req.Model, redact.Error(err))
 	}
 	if !read {
 		// Retries spent on a retryable status: the handler did not run.
 		body, _ = io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	}
 	if len(body) > maxBody {
-		return Response{}, c.fail(ErrUpstream, req.Model, fmt.Sprintf("status %d: answer larger than %d bytes", resp.StatusCode, maxBody))
+		return patent.Completion{}, c.fail(ErrUpstream, req.Model, fmt.Sprintf("status %d: answer larger than %d bytes", resp.StatusCode, maxBody))
 	}
 	if resp.StatusCode != http.StatusOK {
 		detail := fmt.Sprintf("status %d", resp.StatusCode)
@@ -202,16 +172,16 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			detail += ": " + msg
 		}
 		if rejected(resp.StatusCode) {
-			return Response{}, c.fail(ErrRejected, req.Model, detail)
+			return patent.Completion{}, c.fail(ErrRejected, req.Model, detail)
 		}
-		return Response{}, c.fail(ErrUpstream, req.Model, detail)
+		return patent.Completion{}, c.fail(ErrUpstream, req.Model, detail)
 	}
 
 	comp, err := parseCompletion(body, c.scrub)
 	if err != nil {
-		return Response{}, c.fail(ErrUpstream, req.Model, err.Error())
+		return patent.Completion{}, c.fail(ErrUpstream, req.Model, err.Error())
 	}
-	out := Response{Text: comp.text, Model: comp.model, PromptTokens: comp.promptTokens, CompletionTokens: comp.completionTokens}
+	out := patent.Completion{Text: comp.text, Model: comp.model, PromptTokens: comp.promptTokens, CompletionTokens: comp.completionTokens}
 	if out.Model == "" {
 		out.Model = req.Model
 	}
@@ -224,7 +194,25 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	return out, nil
 }
 
-func (r Request) validate() error {
+// newRequest builds the POST of payload to /chat/completions with the key
+// and the attribution headers.
+func (c *Client) newRequest(ctx context.Context, payload []byte) (*retryablehttp.Request, error) {
+	hreq, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+"/chat/completions", payload)
+	if err != nil {
+		return nil, err
+	}
+	if c.apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	hreq.Header.Set("User-Agent", userAgent)
+	hreq.Header.Set("HTTP-Referer", AppURL)
+	hreq.Header.Set("X-Title", AppTitle)
+	return hreq, nil
+}
+
+func validate(r patent.CompletionRequest) error {
 	switch {
 	case strings.TrimSpace(r.Model) == "":
 		return errors.New("llm: request has no model")
@@ -260,7 +248,7 @@ type providerPrefs struct {
 	DataCollection string `json:"data_collection"`
 }
 
-func newChatRequest(r Request) chatRequest {
+func newChatRequest(r patent.CompletionRequest) chatRequest {
 	msgs := make([]chatMessage, 0, 2)
 	if r.System != "" {
 		msgs = append(msgs, chatMessage{Role: "system", Content: r.System})
@@ -350,17 +338,7 @@ func (c *Client) gatewayMessage(body []byte) string {
 	return quoteMessage(c.scrub(msg))
 }
 
-// keyLike matches secrets a gateway might echo: OpenAI-style keys
-// (OpenRouter's are sk-or-v1-...) and bearer credentials.
-var keyLike = regexp.MustCompile(`sk-[A-Za-z0-9_-]{6,}|(?i:bearer)\s+\S+`)
-
-// scrub removes the API key, and anything shaped like a key, from s.
-func (c *Client) scrub(s string) string {
-	if c.apiKey != "" {
-		s = strings.ReplaceAll(s, c.apiKey, "[redacted]")
-	}
-	return keyLike.ReplaceAllString(s, "[redacted]")
-}
-
-// redact returns err's text without URLs, hosts or addresses.
-func redact(err error) string { return sharedredact.Error(err) }
+// scrub hides, in gateway text, URLs, the API key and anything shaped like
+// a key (shared/redact's rules, bound to this client's key: parseCompletion
+// takes it as a function).
+func (c *Client) scrub(s string) string { return redact.Text(s, c.apiKey) }

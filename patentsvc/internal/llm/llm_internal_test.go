@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/gatewayapis/shared/redact"
 )
 
 func TestCheckRetry(t *testing.T) {
@@ -58,7 +60,7 @@ func TestRedact(t *testing.T) {
 		{"plain", errors.New("read answer: unexpected EOF"), "read answer: unexpected EOF"},
 		{"wrapped timeout", fmt.Errorf("read answer: %w", timeoutErr{}), "timeout: read answer: i/o timeout"},
 	} {
-		got := redact(tt.err)
+		got := redact.Error(tt.err)
 		if got != tt.want {
 			t.Errorf("redact(%s) = %q, want %q", tt.name, got, tt.want)
 		}

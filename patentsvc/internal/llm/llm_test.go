@@ -21,6 +21,7 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/llm"
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 // testKey looks like an OpenRouter key; no error or log line may show it.
@@ -54,8 +55,8 @@ func hostOf(tb testing.TB, rawURL string) string {
 	return u.Host
 }
 
-func testRequest() llm.Request {
-	return llm.Request{
+func testRequest() patent.CompletionRequest {
+	return patent.CompletionRequest{
 		Model:       "openai/gpt-4o-mini",
 		System:      "You are a patent analyst. Answer in English.",
 		Prompt:      "Analyse these patents of Acme Robotics: US11734097B1 Soft gripper with force sensing; US11800001B2 Grasp planning.",
@@ -81,10 +82,10 @@ func fixtureContent(tb testing.TB, name string) string {
 func TestCompleteRequest(t *testing.T) {
 	t.Parallel()
 	full := testRequest()
-	bare := llm.Request{Model: "mistralai/mistral-nemo", Prompt: "p"}
+	bare := patent.CompletionRequest{Model: "mistralai/mistral-nemo", Prompt: "p"}
 	for _, tt := range []struct {
 		name     string
-		req      llm.Request
+		req      patent.CompletionRequest
 		trailing string
 		want     map[string]any
 	}{
@@ -157,7 +158,7 @@ func TestCompleteDefaultAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Complete() error = %v, want nil", err)
 	}
-	want := llm.Response{
+	want := patent.Completion{
 		Text:             llmtest.Answer(req.Prompt),
 		Model:            req.Model,
 		PromptTokens:     llmtest.Tokens(req.System) + llmtest.Tokens(req.Prompt),
@@ -223,30 +224,30 @@ func TestCompleteParsing(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		body string
-		want llm.Response
+		want patent.Completion
 	}{
-		{"recorded answer", llmtest.Fixture("success.json"), llm.Response{
+		{"recorded answer", llmtest.Fixture("success.json"), patent.Completion{
 			Text: fixtureContent(t, "success.json"), Model: "openai/gpt-4o-mini", PromptTokens: 1184, CompletionTokens: 212,
 		}},
-		{"recorded fallback answer", llmtest.Fixture("success_fallback.json"), llm.Response{
+		{"recorded fallback answer", llmtest.Fixture("success_fallback.json"), patent.Completion{
 			Text: fixtureContent(t, "success_fallback.json"), Model: "google/gemini-2.5-flash", PromptTokens: 902, CompletionTokens: 23,
 		}},
-		{"built answer", llmtest.Completion("meta-llama/llama-3.3-70b-instruct", "text", 10, 2), llm.Response{
+		{"built answer", llmtest.Completion("meta-llama/llama-3.3-70b-instruct", "text", 10, 2), patent.Completion{
 			Text: "text", Model: "meta-llama/llama-3.3-70b-instruct", PromptTokens: 10, CompletionTokens: 2,
 		}},
-		{"white space trimmed", `{"model":"m/x","choices":[{"message":{"content":"\n\n  answer \n"}}]}`, llm.Response{
+		{"white space trimmed", `{"model":"m/x","choices":[{"message":{"content":"\n\n  answer \n"}}]}`, patent.Completion{
 			Text: "answer", Model: "m/x",
 		}},
-		{"content parts", `{"model":"m/x","choices":[{"message":{"content":[{"type":"text","text":"a "},{"type":"image_url","image_url":{}},{"type":"text","text":"b"}]}}]}`, llm.Response{
+		{"content parts", `{"model":"m/x","choices":[{"message":{"content":[{"type":"text","text":"a "},{"type":"image_url","image_url":{}},{"type":"text","text":"b"}]}}]}`, patent.Completion{
 			Text: "a b", Model: "m/x",
 		}},
-		{"no usage", `{"model":"m/x","choices":[{"message":{"content":"x"}}]}`, llm.Response{Text: "x", Model: "m/x"}},
-		{"odd usage", `{"model":"m/x","choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":-3,"completion_tokens":"7"}}`, llm.Response{Text: "x", Model: "m/x"}},
-		{"fractional and huge usage", `{"model":"m/x","choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":1.5,"completion_tokens":1e300}}`, llm.Response{Text: "x", Model: "m/x"}},
-		{"cut at max tokens", `{"model":"m/x","choices":[{"finish_reason":"length","message":{"content":"partial"}}],"usage":{"prompt_tokens":5,"completion_tokens":9}}`, llm.Response{
+		{"no usage", `{"model":"m/x","choices":[{"message":{"content":"x"}}]}`, patent.Completion{Text: "x", Model: "m/x"}},
+		{"odd usage", `{"model":"m/x","choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":-3,"completion_tokens":"7"}}`, patent.Completion{Text: "x", Model: "m/x"}},
+		{"fractional and huge usage", `{"model":"m/x","choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":1.5,"completion_tokens":1e300}}`, patent.Completion{Text: "x", Model: "m/x"}},
+		{"cut at max tokens", `{"model":"m/x","choices":[{"finish_reason":"length","message":{"content":"partial"}}],"usage":{"prompt_tokens":5,"completion_tokens":9}}`, patent.Completion{
 			Text: "partial", Model: "m/x", PromptTokens: 5, CompletionTokens: 9,
 		}},
-		{"null error fields and unknown fields", `{"error":null,"extra":[1,2],"model":"m/x","choices":[{"error":null,"message":{"content":"x","tool_calls":[]}},{"message":{"content":"second"}}]}`, llm.Response{
+		{"null error fields and unknown fields", `{"error":null,"extra":[1,2],"model":"m/x","choices":[{"error":null,"message":{"content":"x","tool_calls":[]}},{"message":{"content":"second"}}]}`, patent.Completion{
 			Text: "x", Model: "m/x",
 		}},
 	} {
@@ -854,15 +855,15 @@ func TestInvalidRequest(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name string
-		edit func(*llm.Request)
+		edit func(*patent.CompletionRequest)
 	}{
-		{"no model", func(r *llm.Request) { r.Model = "" }},
-		{"blank model", func(r *llm.Request) { r.Model = "  " }},
-		{"blank prompt", func(r *llm.Request) { r.Prompt = " \n" }},
-		{"temperature above 2", func(r *llm.Request) { r.Temperature = 2.5 }},
-		{"negative temperature", func(r *llm.Request) { r.Temperature = -0.1 }},
-		{"NaN temperature", func(r *llm.Request) { r.Temperature = math.NaN() }},
-		{"negative max tokens", func(r *llm.Request) { r.MaxTokens = -1 }},
+		{"no model", func(r *patent.CompletionRequest) { r.Model = "" }},
+		{"blank model", func(r *patent.CompletionRequest) { r.Model = "  " }},
+		{"blank prompt", func(r *patent.CompletionRequest) { r.Prompt = " \n" }},
+		{"temperature above 2", func(r *patent.CompletionRequest) { r.Temperature = 2.5 }},
+		{"negative temperature", func(r *patent.CompletionRequest) { r.Temperature = -0.1 }},
+		{"NaN temperature", func(r *patent.CompletionRequest) { r.Temperature = math.NaN() }},
+		{"negative max tokens", func(r *patent.CompletionRequest) { r.MaxTokens = -1 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -122,3 +122,21 @@ type StoredPatent struct {
 	Summary         string
 	PDFPath         string
 }
+
+// AnalyzeOptions change one analysis.
+type AnalyzeOptions struct {
+	// Model is an allowed model id, or empty for the default.
+	Model string
+	// Fresh bypasses the search and LLM caches (scheduled runs); answers
+	// are still stored.
+	Fresh bool
+}
+
+// PatentAnalysis is the outcome of analysing one patent.
+type PatentAnalysis struct {
+	PatentID    string
+	CompanyName string
+	Analysis    string
+	Model       string
+	Cached      bool
+}

@@ -20,15 +20,40 @@ var (
 	ErrSelfDelete = errors.New("admins cannot delete their own account")
 	// ErrTokenReplayed: a refresh token was presented a second time.
 	ErrTokenReplayed = errors.New("refresh token already used")
+	// ErrPDFNotFound: a patent's PDF is neither stored nor reachable through
+	// an allowed link.
+	ErrPDFNotFound = errors.New("patent PDF not found")
+	// ErrPDFUnreadable: a patent's PDF has no usable text (scanned without a
+	// text layer, or malformed).
+	ErrPDFUnreadable = errors.New("patent PDF has no readable text")
+	// ErrLLMUpstream: the language-model gateway failed, refused the request
+	// or answered something that is not an answer.
+	ErrLLMUpstream = errors.New("language model gateway failed")
+	// ErrUnavailable: the service cannot take the work now (it is shutting
+	// down); another instance can.
+	ErrUnavailable = errors.New("service unavailable")
 )
+
+// NewKindError returns an error that reads as msg and matches kind under
+// errors.Is. Adapters declare their own sentinels with it (pdfstore's
+// ErrNotFound is a kind of ErrNotFound, llm's ErrUpstream a kind of
+// ErrLLMUpstream), so the core and the HTTP layer test for the domain kind
+// without importing the adapter, and the adapter's tests keep their own
+// precise sentinel.
+func NewKindError(kind error, msg string) error {
+	return &kindError{msg: msg, kind: kind}
+}
+
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string        { return e.msg }
+func (e *kindError) Is(target error) bool { return target == e.kind }
 
 // Invalidf returns an error that wraps ErrInvalid and reads as the message
 // alone, fit to show a client ("password must be 8 to 72 bytes").
 func Invalidf(format string, args ...any) error {
-	return &invalidError{msg: fmt.Sprintf(format, args...)}
+	return NewKindError(ErrInvalid, fmt.Sprintf(format, args...))
 }
-
-type invalidError struct{ msg string }
-
-func (e *invalidError) Error() string        { return e.msg }
-func (e *invalidError) Is(target error) bool { return target == ErrInvalid }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 // reClaimMark finds candidate claim numbers: "12." (OCR also "12,", and
@@ -22,8 +24,8 @@ var reDependent = regexp.MustCompile(`(?i)\bclaims?\s*(?:\d|[lI]\b)|\b(?:precedi
 // with a capital letter or a quote, so numbers inside a claim ("about 2.
 // The") only split when they are the expected next number. Text before
 // claim 1 (the claim signal) is dropped.
-func splitClaims(text string) []Claim {
-	var claims []Claim
+func splitClaims(text string) []patent.Claim {
+	var claims []patent.Claim
 	next := 1
 	textAt := -1 // where the current claim's text starts
 	for _, m := range reClaimMark.FindAllStringSubmatchIndex(text, -1) {
@@ -41,7 +43,7 @@ func splitClaims(text string) []Claim {
 		if textAt >= 0 {
 			claims[len(claims)-1].Text = cleanClaim(text[textAt:m[2]])
 		}
-		claims = append(claims, Claim{Number: n})
+		claims = append(claims, patent.Claim{Number: n})
 		textAt = m[1]
 		next++
 	}

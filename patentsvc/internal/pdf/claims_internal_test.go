@@ -3,66 +3,68 @@ package pdf
 import (
 	"reflect"
 	"testing"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 func TestSplitClaims(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		text string
-		want []Claim
+		want []patent.Claim
 	}{
 		{
 			name: "lines",
 			text: "What is claimed is:\n1. A device comprising:\na part.\n2. The device of claim 1, wherein\nthe part is red.\n3. A method of making a device.",
-			want: []Claim{
-				{1, "A device comprising: a part.", true},
-				{2, "The device of claim 1, wherein the part is red.", false},
-				{3, "A method of making a device.", true},
+			want: []patent.Claim{
+				{Number: 1, Text: "A device comprising: a part.", Independent: true},
+				{Number: 2, Text: "The device of claim 1, wherein the part is red.", Independent: false},
+				{Number: 3, Text: "A method of making a device.", Independent: true},
 			},
 		},
 		{
 			name: "one line",
 			text: "We claim: 1. A widget. 2. The widget of claim 1, being blue. 3. The widget of claims 1-2, being round.",
-			want: []Claim{
-				{1, "A widget.", true},
-				{2, "The widget of claim 1, being blue.", false},
-				{3, "The widget of claims 1-2, being round.", false},
+			want: []patent.Claim{
+				{Number: 1, Text: "A widget.", Independent: true},
+				{Number: 2, Text: "The widget of claim 1, being blue.", Independent: false},
+				{Number: 3, Text: "The widget of claims 1-2, being round.", Independent: false},
 			},
 		},
 		{
 			name: "numbers inside a claim do not split it",
 			text: "1. A mixture of 2. parts water and 3. parts salt; 3. The mixture heated.\n2. The mixture of claim 1, cooled.",
-			want: []Claim{
-				{1, "A mixture of 2. parts water and 3. parts salt; 3. The mixture heated.", true},
-				{2, "The mixture of claim 1, cooled.", false},
+			want: []patent.Claim{
+				{Number: 1, Text: "A mixture of 2. parts water and 3. parts salt; 3. The mixture heated.", Independent: true},
+				{Number: 2, Text: "The mixture of claim 1, cooled.", Independent: false},
 			},
 		},
 		{
 			name: "OCR reads 1. as l. and 2. as 2,",
 			text: "I claim:\nl. A pump.\n2, The pump of claim l, with a valve.",
-			want: []Claim{
-				{1, "A pump.", true},
-				{2, "The pump of claim l, with a valve.", false},
+			want: []patent.Claim{
+				{Number: 1, Text: "A pump.", Independent: true},
+				{Number: 2, Text: "The pump of claim l, with a valve.", Independent: false},
 			},
 		},
 		{
 			name: "end marker dropped",
 			text: "1. A pump.\n2. A valve. * * * * *",
-			want: []Claim{{1, "A pump.", true}, {2, "A valve.", true}},
+			want: []patent.Claim{{Number: 1, Text: "A pump.", Independent: true}, {Number: 2, Text: "A valve.", Independent: true}},
 		},
 		{
 			name: "any one of claims",
 			text: "1. A cup.\n2. A lid for the cup as claimed in any one of the preceding claims.\n3. A set according to any of claims, with a saucer.",
-			want: []Claim{
-				{1, "A cup.", true},
-				{2, "A lid for the cup as claimed in any one of the preceding claims.", false},
-				{3, "A set according to any of claims, with a saucer.", false},
+			want: []patent.Claim{
+				{Number: 1, Text: "A cup.", Independent: true},
+				{Number: 2, Text: "A lid for the cup as claimed in any one of the preceding claims.", Independent: false},
+				{Number: 3, Text: "A set according to any of claims, with a saucer.", Independent: false},
 			},
 		},
 		{
 			name: "claimed is not a reference",
 			text: "1. A system as claimed herein.",
-			want: []Claim{{1, "A system as claimed herein.", true}},
+			want: []patent.Claim{{Number: 1, Text: "A system as claimed herein.", Independent: true}},
 		},
 		{
 			name: "no claim 1",

@@ -131,6 +131,30 @@ type gstate struct {
 	tfs                float64
 }
 
+// advance returns how far showing raw moves the text matrix, in unscaled
+// text space: the sum of the glyph widths with character and word spacing,
+// scaled horizontally. Word spacing applies to single-byte code 32 only,
+// as the spec says.
+func (g *gstate) advance(raw string) float64 {
+	var adv float64
+	step := 1
+	if g.font.twoByte {
+		step = 2
+	}
+	for i := 0; i+step <= len(raw); i += step {
+		code := int(raw[i])
+		if step == 2 {
+			code = code<<8 | int(raw[i+1])
+		}
+		w := g.font.width(code)/1000*g.tfs + g.tc
+		if step == 1 && raw[i] == ' ' {
+			w += g.tw
+		}
+		adv += w * g.th
+	}
+	return adv
+}
+
 // opCheckEvery is how many content-stream operators run between two
 // context checks.
 const opCheckEvery = 4096
@@ -150,181 +174,284 @@ type pageText struct {
 // thousand.
 const maxSpans = 200000
 
+// add keeps s, with its ends in left-to-right order, unless the page
+// already has maxSpans spans.
+func (t *pageText) add(s span) {
+	if s.x1 < s.x0 {
+		s.x0, s.x1 = s.x1, s.x0
+	}
+	if len(t.spans) < maxSpans {
+		t.spans = append(t.spans, s)
+	}
+}
+
 // pageSpans reads the text spans of one page, and its width, into t. It
 // may panic on malformed content; the caller recovers.
 func pageSpans(ctx context.Context, page lpdf.Value, t *pageText) {
-	t.width = 612 // US Letter, when the page has no usable MediaBox
-	if mb := inherited(page, "MediaBox"); mb.Len() == 4 {
-		if w := math.Abs(mb.Index(2).Float64() - mb.Index(0).Float64()); w > 50 && w < 20000 {
-			t.width = w
-		}
-	}
+	t.width = pageWidth(page)
 	contents := page.Key("Contents")
 	if contents.IsNull() {
 		return
 	}
-	resFonts := inherited(page, "Resources").Key("Font")
-	fonts := map[string]*fontInfo{}
+	w := newWalker(inherited(page, "Resources").Key("Font"), t)
+	interpretContents(contents, func(stk *lpdf.Stack, op string) {
+		w.do(ctx, stk, op)
+	})
+}
 
-	g := gstate{ctm: identity, th: 1}
-	var stack []gstate
-	tm, tlm := identity, identity
-	ops := 0
-
-	show := func(raw string) {
-		if g.font == nil {
-			g.font = &fontInfo{enc: identityEncoding{}, dflt: 500}
-		}
-		text := g.font.enc.Decode(raw)
-		var adv float64 // advance in unscaled text space
-		step := 1
-		if g.font.twoByte {
-			step = 2
-		}
-		for i := 0; i+step <= len(raw); i += step {
-			code := int(raw[i])
-			if step == 2 {
-				code = code<<8 | int(raw[i+1])
-			}
-			w := g.font.width(code)/1000*g.tfs + g.tc
-			if step == 1 && raw[i] == ' ' {
-				w += g.tw
-			}
-			adv += w * g.th
-		}
-		trm := mat{g.tfs * g.th, 0, 0, g.tfs, 0, g.ts}.mul(tm).mul(g.ctm)
-		end := translate(adv, 0).mul(tm).mul(g.ctm)
-		x0, y := trm[4], trm[5]
-		x1, _ := end.apply(0, g.ts)
-		size := math.Hypot(trm[2], trm[3])
-		tm = translate(adv, 0).mul(tm)
-		if strings.TrimSpace(text) == "" {
-			return
-		}
-		if x1 < x0 {
-			x0, x1 = x1, x0
-		}
-		if len(t.spans) < maxSpans {
-			t.spans = append(t.spans, span{x0: x0, x1: x1, y: y, size: size, text: text})
+// pageWidth returns the width of the page's MediaBox, or that of US Letter
+// when the page has no usable MediaBox.
+func pageWidth(page lpdf.Value) float64 {
+	if mb := inherited(page, "MediaBox"); mb.Len() == 4 {
+		if w := math.Abs(mb.Index(2).Float64() - mb.Index(0).Float64()); w > 50 && w < 20000 {
+			return w
 		}
 	}
+	return 612
+}
 
-	do := func(stk *lpdf.Stack, op string) {
-		ops++
-		if ops%opCheckEvery == 0 && ctx.Err() != nil {
-			panic(abortWalk{ctx.Err()})
-		}
-		n := stk.Len()
-		args := make([]lpdf.Value, n)
-		for i := n - 1; i >= 0; i-- {
-			args[i] = stk.Pop()
-		}
-		num := func(i int) float64 {
-			if i < len(args) {
-				return args[i].Float64()
-			}
-			return 0
-		}
-		switch op {
-		case "q":
-			if len(stack) < 1024 {
-				stack = append(stack, g)
-			}
-		case "Q":
-			if len(stack) > 0 {
-				g = stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-			}
-		case "cm":
-			if n == 6 {
-				g.ctm = mat{num(0), num(1), num(2), num(3), num(4), num(5)}.mul(g.ctm)
-			}
-		case "BT":
-			tm, tlm = identity, identity
-		case "Tc":
-			g.tc = num(0)
-		case "Tw":
-			g.tw = num(0)
-		case "Tz":
-			g.th = num(0) / 100
-		case "TL":
-			g.tl = num(0)
-		case "Ts":
-			g.ts = num(0)
-		case "Tf":
-			if n == 2 {
-				name := args[0].Name()
-				fi, ok := fonts[name]
-				if !ok {
-					fi = loadFont(resFonts.Key(name))
-					fonts[name] = fi
-				}
-				g.font = fi
-				g.tfs = num(1)
-			}
-		case "Td", "TD":
-			if n == 2 {
-				if op == "TD" {
-					g.tl = -num(1)
-				}
-				tlm = translate(num(0), num(1)).mul(tlm)
-				tm = tlm
-			}
-		case "Tm":
-			if n == 6 {
-				tlm = mat{num(0), num(1), num(2), num(3), num(4), num(5)}
-				tm = tlm
-			}
-		case "T*":
-			tlm = translate(0, -g.tl).mul(tlm)
-			tm = tlm
-		case "Tj":
-			if n == 1 {
-				show(args[0].RawString())
-			}
-		case "'", "\"":
-			if op == "\"" && n == 3 {
-				g.tw, g.tc = num(0), num(1)
-				args = args[2:]
-			}
-			tlm = translate(0, -g.tl).mul(tlm)
-			tm = tlm
-			if len(args) == 1 {
-				show(args[0].RawString())
-			}
-		case "TJ":
-			if n != 1 {
-				return
-			}
-			a := args[0]
-			for i := 0; i < a.Len(); i++ {
-				e := a.Index(i)
-				switch e.Kind() {
-				case lpdf.String:
-					show(e.RawString())
-				case lpdf.Integer, lpdf.Real:
-					adj := -e.Float64() / 1000
-					if adj > 0.25 {
-						// A wide kern inside TJ is how many producers
-						// write a word space.
-						appendSpace(t.spans)
-					}
-					tm = translate(adj*g.tfs*g.th, 0).mul(tm)
-				}
-			}
-		}
-	}
-	// Interpret joins the streams of a Contents array without a separator,
-	// so "q" at the end of one and "q" at the start of the next read as
-	// "qq"; the spec says the boundary is whitespace. Interpret each stream
-	// on its own, with the same state.
+// maxContentStreams bounds the streams read from a Contents array.
+const maxContentStreams = 10000
+
+// interpretContents runs do over a page's Contents, a stream or an array
+// of streams. Interpret joins the streams of a Contents array without a
+// separator, so "q" at the end of one and "q" at the start of the next
+// read as "qq"; the spec says the boundary is whitespace. So each stream
+// is interpreted on its own, with the same do and so the same state.
+func interpretContents(contents lpdf.Value, do func(stk *lpdf.Stack, op string)) {
 	if contents.Kind() == lpdf.Array {
-		for i := 0; i < contents.Len() && i < 10000; i++ {
+		for i := 0; i < contents.Len() && i < maxContentStreams; i++ {
 			lpdf.Interpret(contents.Index(i), do)
 		}
-	} else {
-		lpdf.Interpret(contents, do)
+		return
 	}
+	lpdf.Interpret(contents, do)
+}
+
+// walker is the state of one walk through a page's content: it runs the
+// operators that position and show text, and ignores the rest.
+type walker struct {
+	resFonts lpdf.Value           // the page's Font resources
+	fonts    map[string]*fontInfo // fonts loaded so far, by resource name
+	g        gstate
+	stack    []gstate // states saved by q
+	tm, tlm  mat      // text matrix and text line matrix
+	ops      int      // operators run so far
+	t        *pageText
+}
+
+// newWalker returns a walker in the initial state, which adds the spans it
+// finds to t.
+func newWalker(resFonts lpdf.Value, t *pageText) *walker {
+	return &walker{
+		resFonts: resFonts,
+		fonts:    map[string]*fontInfo{},
+		g:        gstate{ctm: identity, th: 1},
+		tm:       identity,
+		tlm:      identity,
+		t:        t,
+	}
+}
+
+// do runs one operator with the operands on stk; it is Interpret's
+// callback. Every opCheckEvery operators it panics with abortWalk if ctx
+// is done, since Interpret has no other way to stop.
+func (w *walker) do(ctx context.Context, stk *lpdf.Stack, op string) {
+	w.ops++
+	if w.ops%opCheckEvery == 0 && ctx.Err() != nil {
+		panic(abortWalk{ctx.Err()})
+	}
+	args := popArgs(stk)
+	switch op {
+	case "q", "Q", "cm":
+		w.graphicsStateOp(op, args)
+	case "Tc", "Tw", "Tz", "TL", "Ts", "Tf":
+		w.textStateOp(op, args)
+	case "BT", "Td", "TD", "Tm", "T*":
+		w.textPositionOp(op, args)
+	case "Tj", "'", "\"", "TJ":
+		w.textShowOp(op, args)
+	}
+}
+
+// popArgs empties stk and returns its values in the order they were
+// pushed, which is the operands' order.
+func popArgs(stk *lpdf.Stack) []lpdf.Value {
+	n := stk.Len()
+	args := make([]lpdf.Value, n)
+	for i := n - 1; i >= 0; i-- {
+		args[i] = stk.Pop()
+	}
+	return args
+}
+
+// num returns operand i as a number, or 0 when there are fewer operands.
+func num(args []lpdf.Value, i int) float64 {
+	if i < len(args) {
+		return args[i].Float64()
+	}
+	return 0
+}
+
+// matrix returns the six operands of cm or Tm as a matrix.
+func matrix(args []lpdf.Value) mat {
+	return mat{num(args, 0), num(args, 1), num(args, 2), num(args, 3), num(args, 4), num(args, 5)}
+}
+
+// maxSavedStates bounds the states saved by q, so that a hostile stream of
+// q operators cannot grow the stack without limit.
+const maxSavedStates = 1024
+
+// graphicsStateOp runs q, Q and cm. A q beyond maxSavedStates saves
+// nothing, and a Q with nothing saved is ignored.
+func (w *walker) graphicsStateOp(op string, args []lpdf.Value) {
+	switch op {
+	case "q":
+		if len(w.stack) < maxSavedStates {
+			w.stack = append(w.stack, w.g)
+		}
+	case "Q":
+		if n := len(w.stack); n > 0 {
+			w.g = w.stack[n-1]
+			w.stack = w.stack[:n-1]
+		}
+	case "cm":
+		if len(args) == 6 {
+			w.g.ctm = matrix(args).mul(w.g.ctm)
+		}
+	}
+}
+
+// textStateOp runs the text state operators Tc, Tw, Tz, TL, Ts and Tf.
+func (w *walker) textStateOp(op string, args []lpdf.Value) {
+	switch op {
+	case "Tc":
+		w.g.tc = num(args, 0)
+	case "Tw":
+		w.g.tw = num(args, 0)
+	case "Tz":
+		w.g.th = num(args, 0) / 100
+	case "TL":
+		w.g.tl = num(args, 0)
+	case "Ts":
+		w.g.ts = num(args, 0)
+	case "Tf":
+		if len(args) == 2 {
+			w.g.font = w.font(args[0].Name())
+			w.g.tfs = num(args, 1)
+		}
+	}
+}
+
+// font returns the page's font resource of that name, loading it on first
+// use.
+func (w *walker) font(name string) *fontInfo {
+	fi, ok := w.fonts[name]
+	if !ok {
+		fi = loadFont(w.resFonts.Key(name))
+		w.fonts[name] = fi
+	}
+	return fi
+}
+
+// textPositionOp runs BT and the text positioning operators Td, TD, Tm and
+// T*.
+func (w *walker) textPositionOp(op string, args []lpdf.Value) {
+	switch op {
+	case "BT":
+		w.tm, w.tlm = identity, identity
+	case "Td", "TD":
+		if len(args) == 2 {
+			if op == "TD" {
+				w.g.tl = -num(args, 1)
+			}
+			w.moveLine(translate(num(args, 0), num(args, 1)))
+		}
+	case "Tm":
+		if len(args) == 6 {
+			w.tlm = matrix(args)
+			w.tm = w.tlm
+		}
+	case "T*":
+		w.nextLine()
+	}
+}
+
+// moveLine starts a new line at m applied to the start of the current one.
+func (w *walker) moveLine(m mat) {
+	w.tlm = m.mul(w.tlm)
+	w.tm = w.tlm
+}
+
+// nextLine starts a new line one leading below the current one, as T* does.
+func (w *walker) nextLine() {
+	w.moveLine(translate(0, -w.g.tl))
+}
+
+// textShowOp runs the text showing operators Tj, ', " and TJ.
+func (w *walker) textShowOp(op string, args []lpdf.Value) {
+	switch op {
+	case "Tj":
+		if len(args) == 1 {
+			w.show(args[0].RawString())
+		}
+	case "'", "\"":
+		if op == "\"" && len(args) == 3 {
+			w.g.tw, w.g.tc = num(args, 0), num(args, 1)
+			args = args[2:]
+		}
+		w.nextLine()
+		if len(args) == 1 {
+			w.show(args[0].RawString())
+		}
+	case "TJ":
+		if len(args) == 1 {
+			w.showArray(args[0])
+		}
+	}
+}
+
+// showArray runs TJ on its array operand: strings are shown and numbers
+// move the text matrix back by thousandths of an em.
+func (w *walker) showArray(a lpdf.Value) {
+	for i := 0; i < a.Len(); i++ {
+		e := a.Index(i)
+		switch e.Kind() {
+		case lpdf.String:
+			w.show(e.RawString())
+		case lpdf.Integer, lpdf.Real:
+			adj := -e.Float64() / 1000
+			if adj > 0.25 {
+				// A wide kern inside TJ is how many producers
+				// write a word space.
+				appendSpace(w.t.spans)
+			}
+			w.tm = translate(adj*w.g.tfs*w.g.th, 0).mul(w.tm)
+		}
+	}
+}
+
+// show shows one string: it adds a span from where the string starts to
+// where it ends in page space, unless the string is blank, and advances
+// the text matrix past it. A string shown before any Tf gets a stand-in
+// font that passes bytes through.
+func (w *walker) show(raw string) {
+	g := &w.g
+	if g.font == nil {
+		g.font = &fontInfo{enc: identityEncoding{}, dflt: 500}
+	}
+	text := g.font.enc.Decode(raw)
+	adv := g.advance(raw)
+	trm := mat{g.tfs * g.th, 0, 0, g.tfs, 0, g.ts}.mul(w.tm).mul(g.ctm)
+	end := translate(adv, 0).mul(w.tm).mul(g.ctm)
+	x0, y := trm[4], trm[5]
+	x1, _ := end.apply(0, g.ts)
+	size := math.Hypot(trm[2], trm[3])
+	w.tm = translate(adv, 0).mul(w.tm)
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	w.t.add(span{x0: x0, x1: x1, y: y, size: size, text: text})
 }
 
 // appendSpace marks the last span as ending in a space, so that line
@@ -460,8 +587,9 @@ func (l layout) crosses(s span) bool {
 // the gutter between two columns (5, 10, ..., 65). When the page has a
 // gutter they are the bare numbers inside it; otherwise multiples of five
 // near the middle (a full-width table or title hides the gutter of a page
-// that is otherwise in columns). The INID codes of a front page's right column, "(10)", "(45)", sit
-// near the middle too; they are told apart by their brackets.
+// that is otherwise in columns). The INID codes of a front page's right
+// column, "(10)", "(45)", sit near the middle too; they are told apart by
+// their brackets.
 func (l layout) gutterNumbers(r row) []bool {
 	marks := make([]bool, len(r.spans))
 	for i, s := range r.spans {
@@ -470,36 +598,55 @@ func (l layout) gutterNumbers(r row) []bool {
 		if err != nil || len(t) > 2 {
 			continue
 		}
-		size := math.Max(s.size, 4)
-		touches := func(gap float64) bool { return gap < 0.5*size }
-		var before, after string
-		gapBefore, gapAfter := math.Inf(1), math.Inf(1)
-		if i > 0 {
-			before = strings.TrimSpace(r.spans[i-1].text)
-			gapBefore = s.x0 - r.spans[i-1].x1
-		}
-		if i+1 < len(r.spans) {
-			after = strings.TrimSpace(r.spans[i+1].text)
-			gapAfter = r.spans[i+1].x0 - s.x1
-		}
-		if strings.HasSuffix(before, "(") && touches(gapBefore) || strings.HasPrefix(after, ")") && touches(gapAfter) {
+		before, after := touching(r.spans, i)
+		if inBrackets(r.spans, i, before, after) {
 			continue // an INID code
 		}
-		c := (s.x0 + s.x1) / 2
-		if l.g1 > l.g0 {
-			marks[i] = c > l.g0-2 && c < l.g1+2
-			continue
-		}
-		if n%5 != 0 || n == 0 || n > 70 || math.Abs(c-l.mid) > 0.06*l.mid {
-			continue
-		}
-		// Printed smaller, standing apart, or right on the middle, where
-		// no word of a two-column page can be.
-		if s.size < 0.85*l.body || !touches(gapBefore) && !touches(gapAfter) || s.x0 < l.mid && s.x1 > l.mid {
-			marks[i] = true
-		}
+		marks[i] = l.isLineNumber(s, n, before || after)
 	}
 	return marks
+}
+
+// touching reports whether span i of a row touches the span before it and
+// the one after it: whether the gap between them is under half its font
+// size. The size is taken as at least 4 points, so that a span with a tiny
+// or zero size does not count as standing apart from everything.
+func touching(spans []span, i int) (before, after bool) {
+	s := spans[i]
+	near := 0.5 * math.Max(s.size, 4)
+	if i > 0 {
+		before = s.x0-spans[i-1].x1 < near
+	}
+	if i+1 < len(spans) {
+		after = spans[i+1].x0-s.x1 < near
+	}
+	return before, after
+}
+
+// inBrackets reports whether span i of a row touches an opening bracket
+// before it or a closing bracket after it, as the number of an INID code
+// such as "(10)" does.
+func inBrackets(spans []span, i int, touchesBefore, touchesAfter bool) bool {
+	return touchesBefore && strings.HasSuffix(strings.TrimSpace(spans[i-1].text), "(") ||
+		touchesAfter && strings.HasPrefix(strings.TrimSpace(spans[i+1].text), ")")
+}
+
+// isLineNumber reports whether s, which reads as the number n, is a line
+// number in the gutter: any number inside the gutter when the page has
+// one, else a non-zero multiple of five up to 70 near the middle that
+// stands out from the text around it. touches says whether s touches a
+// neighbour.
+func (l layout) isLineNumber(s span, n int, touches bool) bool {
+	c := (s.x0 + s.x1) / 2
+	if l.g1 > l.g0 {
+		return c > l.g0-2 && c < l.g1+2
+	}
+	if n%5 != 0 || n == 0 || n > 70 || math.Abs(c-l.mid) > 0.06*l.mid {
+		return false
+	}
+	// Printed smaller, standing apart, or right on the middle, where
+	// no word of a two-column page can be.
+	return s.size < 0.85*l.body || !touches || s.x0 < l.mid && s.x1 > l.mid
 }
 
 // isNumber reports whether s is a bare number of up to three digits, with

@@ -3,48 +3,23 @@ package pdf
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"unicode"
 
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	lpdf "github.com/ledongthuc/pdf"
 )
 
 // ErrImageOnly is returned when a document has no usable text layer, as with
 // scanned documents that were never OCRed: there is nothing to analyse.
-var ErrImageOnly = errors.New("pdf has no text layer")
+// It is a kind of patent.ErrPDFUnreadable.
+var ErrImageOnly = patent.NewKindError(patent.ErrPDFUnreadable, "pdf has no text layer")
 
-// ErrMalformed is returned when a document cannot be parsed at all.
-var ErrMalformed = errors.New("malformed pdf")
-
-// Claim is one numbered claim.
-type Claim struct {
-	// Number is the claim's number as printed (1, 2, ...).
-	Number int
-	// Text is the claim's text without its number.
-	Text string
-	// Independent is true when the claim refers to no other claim.
-	Independent bool
-}
-
-// Sections holds the parts of a patent document that Extract finds. Every
-// text field has its whitespace normalised (single spaces, trimmed) and is
-// empty when the section was not found.
-type Sections struct {
-	// Pages is the number of pages in the document.
-	Pages int
-	// Abstract is the abstract from the front page, "(57) ABSTRACT".
-	Abstract string
-	// Claims are the numbered claims, in order.
-	Claims []Claim
-	// Summary is the SUMMARY section.
-	Summary string
-	// Description is the DETAILED DESCRIPTION section or, when the document
-	// has no such heading, the whole specification body.
-	Description string
-}
+// ErrMalformed is returned when a document cannot be parsed at all. It is a
+// kind of patent.ErrPDFUnreadable.
+var ErrMalformed = patent.NewKindError(patent.ErrPDFUnreadable, "malformed pdf")
 
 // minCharsPerPage is the average number of letters and digits per page
 // below which a document counts as having no text layer. A scanned page
@@ -64,10 +39,10 @@ const maxPages = 5000
 // done first; ctx is checked between pages and while a page's content is
 // read. Extract never panics: panics inside the PDF library are recovered
 // into ErrMalformed.
-func Extract(ctx context.Context, r io.ReaderAt, size int64) (s Sections, err error) {
+func Extract(ctx context.Context, r io.ReaderAt, size int64) (s patent.Sections, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s = Sections{}
+			s = patent.Sections{}
 			err = fmt.Errorf("%w: %v", ErrMalformed, p)
 			if ctx.Err() != nil {
 				err = ctx.Err()
@@ -75,11 +50,11 @@ func Extract(ctx context.Context, r io.ReaderAt, size int64) (s Sections, err er
 		}
 	}()
 	if err := ctx.Err(); err != nil {
-		return Sections{}, err
+		return patent.Sections{}, err
 	}
 	pages, err := readPages(ctx, r, size)
 	if err != nil {
-		return Sections{}, err
+		return patent.Sections{}, err
 	}
 	chars := 0
 	for _, p := range pages {
@@ -92,7 +67,7 @@ func Extract(ctx context.Context, r io.ReaderAt, size int64) (s Sections, err er
 		}
 	}
 	if chars < minCharsPerPage*len(pages) {
-		return Sections{}, fmt.Errorf("%w: %d characters on %d pages", ErrImageOnly, chars, len(pages))
+		return patent.Sections{}, fmt.Errorf("%w: %d characters on %d pages", ErrImageOnly, chars, len(pages))
 	}
 	s = findSections(pages)
 	s.Pages = len(pages)
@@ -101,15 +76,15 @@ func Extract(ctx context.Context, r io.ReaderAt, size int64) (s Sections, err er
 
 // ExtractFile is Extract on the file at path. Errors opening the file are
 // returned as they are, not as ErrMalformed.
-func ExtractFile(ctx context.Context, path string) (Sections, error) {
+func ExtractFile(ctx context.Context, path string) (patent.Sections, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Sections{}, err
+		return patent.Sections{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return Sections{}, err
+		return patent.Sections{}, err
 	}
 	return Extract(ctx, f, fi.Size())
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/pdf"
 )
 
@@ -143,7 +144,7 @@ func checkDocument(t *testing.T, dir string, doc published) float64 {
 	return score
 }
 
-func checkClaims(t *testing.T, file string, claims []pdf.Claim) {
+func checkClaims(t *testing.T, file string, claims []patent.Claim) {
 	t.Helper()
 	if len(claims) == 0 {
 		t.Errorf("%s: no claims", file)
@@ -220,12 +221,12 @@ func syntheticPages() [][]string {
 
 func TestExtractSynthetic(t *testing.T) {
 	t.Parallel()
-	want := pdf.Sections{
+	want := patent.Sections{
 		Pages:       2,
 		Abstract:    "A widget has a handle and a blade that is held in the handle by a pin, so that the blade can be changed without tools. The blade is sharp and made of hardened steel.",
 		Summary:     "A widget has a blade held by a pin so that the blade can be changed easily.",
 		Description: "The widget 10 has a handle 12 and a blade 14 held by a pin 16 in a slot 18.",
-		Claims: []pdf.Claim{
+		Claims: []patent.Claim{
 			{Number: 1, Text: "A widget comprising a handle, a blade and a pin holding the blade.", Independent: true},
 			{Number: 2, Text: "The widget of claim 1, wherein the blade is steel.", Independent: false},
 		},

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 // This file finds the sections in the lines of a document. The patterns
@@ -82,10 +84,10 @@ func isRunningHeader(l string) bool {
 }
 
 // findSections finds the sections of a document given as lines per page.
-func findSections(pages [][]string) Sections {
+func findSections(pages [][]string) patent.Sections {
 	d := newDocument(pages)
 	v := newVocabulary(d.lines)
-	var s Sections
+	var s patent.Sections
 	s.Abstract = normalize(v.join(d.abstract()))
 
 	claimsAt, claimsEnd := d.claims()

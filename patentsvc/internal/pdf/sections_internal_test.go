@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 func TestRunningHeaders(t *testing.T) {
@@ -121,7 +123,7 @@ func TestClaimsSignalsAndEnd(t *testing.T) {
 					lines = append(lines, end, "Trailing page text.")
 				}
 				got := findSections([][]string{{"(57) ABSTRACT", "x"}, lines}).Claims
-				want := []Claim{{1, "A widget.", true}, {2, "The widget of claim 1, in red.", false}}
+				want := []patent.Claim{{Number: 1, Text: "A widget.", Independent: true}, {Number: 2, Text: "The widget of claim 1, in red.", Independent: false}}
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("Claims = %+v, want %+v", got, want)
 				}

@@ -13,7 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/retry"
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/shared/retry"
 
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -21,8 +22,8 @@ import (
 // ErrForbiddenLink is returned by Fetch for a link it must not follow: a
 // scheme other than http or https, a host outside the allow-list,
 // credentials in the URL, an unparsable URL, or a redirect to any of
-// these.
-var ErrForbiddenLink = errors.New("pdf link not allowed")
+// these. It is a kind of patent.ErrPDFNotFound.
+var ErrForbiddenLink = patent.NewKindError(patent.ErrPDFNotFound, "pdf link not allowed")
 
 // ErrTooLarge is returned by Fetch when the PDF is bigger than the cap.
 var ErrTooLarge = errors.New("pdf larger than the limit")

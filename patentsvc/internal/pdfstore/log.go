@@ -1,11 +1,10 @@
 package pdfstore
 
 import (
-	"errors"
 	"log/slog"
-	"net/url"
 	"slices"
-	"strings"
+
+	"github.com/gatewayapis/shared/redact"
 )
 
 // retryLogger hands retryablehttp's messages to slog without the parts of
@@ -20,10 +19,10 @@ func (r retryLogger) Warn(msg string, kv ...any)  { r.l.Warn(msg, redactKV(kv)..
 func (r retryLogger) Info(msg string, kv ...any)  { r.l.Info(msg, redactKV(kv)...) }
 func (r retryLogger) Debug(msg string, kv ...any) { r.l.Debug(msg, redactKV(kv)...) }
 
-// redactKV rewrites retryablehttp's key-value pairs: "url" values and the
-// URL inside "request" descriptions ("GET <url> (status: 500)") lose
-// everything but scheme, host and path; errors lose the URL *url.Error
-// embeds.
+// redactKV rewrites retryablehttp's key-value pairs with shared/redact's
+// rules: "url" values and the URL inside "request" descriptions ("GET
+// <url> (status: 500)") lose everything but scheme, host and path; errors
+// lose the URL *url.Error embeds, and the peer's address.
 func redactKV(kv []any) []any {
 	out := slices.Clone(kv)
 	for i := 0; i+1 < len(out); i += 2 {
@@ -33,43 +32,15 @@ func redactKV(kv []any) []any {
 			if key == "error" {
 				out[i] = "err"
 			}
-			out[i+1] = redactError(v)
+			out[i+1] = redact.Error(v)
 		case string:
 			switch key {
 			case "url":
-				out[i+1] = redactLink(v)
+				out[i+1] = redact.URL(v)
 			case "request":
-				out[i+1] = redactWords(v)
+				out[i+1] = redact.Links(v)
 			}
 		}
 	}
 	return out
-}
-
-func redactError(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Op + " " + redactLink(ue.URL) + ": " + ue.Err.Error()
-	}
-	return err.Error()
-}
-
-// redactWords redacts every word of s that parses as an absolute URL.
-func redactWords(s string) string {
-	words := strings.Fields(s)
-	for i, w := range words {
-		if strings.Contains(w, "://") {
-			words[i] = redactLink(w)
-		}
-	}
-	return strings.Join(words, " ")
-}
-
-// redactLink keeps scheme, host and path of link.
-func redactLink(link string) string {
-	u, err := url.Parse(link)
-	if err != nil {
-		return "[unparsable url]"
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
+	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
-// ErrNotFound is returned by Open when no PDF is stored for the patent.
-var ErrNotFound = errors.New("pdf not in storage")
+// ErrNotFound is returned by Open when no PDF is stored for the patent. It
+// is a kind of patent.ErrNotFound.
+var ErrNotFound = patent.NewKindError(patent.ErrNotFound, "pdf not in storage")
 
 // ErrInvalidKey is returned when a patent id breaks the patent-id pattern
 // and so cannot name a stored object.
@@ -39,9 +42,8 @@ var (
 	_ Backend = (*S3)(nil)
 )
 
-// patentIDPattern is the patent-id rule of decisions.md ("it is used in
-// storage keys"): no dot, slash or lower case can reach a path or key.
-var patentIDPattern = regexp.MustCompile(`^[A-Z]{2}[A-Z0-9]{1,20}$`)
+// CheckTimeout bounds the start-up check of the backend (Check).
+const CheckTimeout = 10 * time.Second
 
 // keyPrefix is the folder (local) or key prefix (S3) holding the PDFs.
 const keyPrefix = "patents"
@@ -50,7 +52,9 @@ const keyPrefix = "patents"
 // validated, never cleaned: anything outside ^[A-Z]{2}[A-Z0-9]{1,20}$
 // returns ErrInvalidKey, so a key is never a path taken from user input.
 func Key(patentID string) (string, error) {
-	if !patentIDPattern.MatchString(patentID) {
+	// The patent-id rule of decisions.md ("it is used in storage keys"):
+	// no dot, slash or lower case can reach a path or key.
+	if _, err := patent.ParsePatentID(patentID); err != nil {
 		// %q is safe: the value is bounded by what callers pass, and it
 		// helps tell a lower-case id from a path.
 		return "", fmt.Errorf("%w: %.40q", ErrInvalidKey, patentID)

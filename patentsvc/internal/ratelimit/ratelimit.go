@@ -90,6 +90,9 @@ func (w *Window) Clients() int {
 	return len(w.clients)
 }
 
+// JanitorInterval is how often run() has RunJanitor sweep the windows.
+const JanitorInterval = time.Minute
+
 // RunJanitor sweeps the windows every interval until ctx ends.
 func RunJanitor(ctx context.Context, interval time.Duration, windows ...*Window) {
 	t := time.NewTicker(interval)

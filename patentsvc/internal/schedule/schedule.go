@@ -29,7 +29,6 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 
-	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
@@ -51,7 +50,7 @@ type Store interface {
 
 // Analyzer analyses a company; *analysis.Analyzer implements it.
 type Analyzer interface {
-	AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts analysis.Options) patent.CompanyAnalysis
+	AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis
 }
 
 // Elector tells whether this replica leads; *store.Elector implements it.
@@ -74,6 +73,17 @@ type Config struct {
 	// progress (default 30 s), whatever its context says.
 	StopTimeout time.Duration
 }
+
+// Defaults of the Config fields left zero.
+const (
+	// DefaultHold is how long a claimed company is held: longer than any
+	// one analysis takes, so a claim is never taken over while it runs.
+	DefaultHold = 30 * time.Minute
+	// DefaultBatch is the most companies claimed at one tick.
+	DefaultBatch = 5
+	// DefaultStopTimeout bounds the wait for a dispatch in progress.
+	DefaultStopTimeout = 30 * time.Second
+)
 
 // DefaultTick returns the dispatcher tick for an interval: a quarter of it,
 // between 1 second and 1 minute.
@@ -106,23 +116,27 @@ type Scheduler struct {
 	stopping atomic.Bool
 }
 
-// New builds a scheduler; Start starts it.
-func New(cfg Config, st Store, an Analyzer, elector Elector, onAlert AlertFunc, logger *slog.Logger, now func() time.Time) (*Scheduler, error) {
+// New builds a scheduler; Start starts it. Its analyses and store writes
+// run in contexts derived from base: its values carry over, its
+// cancellation does not (a dispatch in progress drains after the shutdown
+// signal, until Shutdown's deadline).
+func New(base context.Context, cfg Config, st Store, an Analyzer, elector Elector, onAlert AlertFunc, logger *slog.Logger, now func() time.Time) (*Scheduler, error) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = DefaultTick(cfg.Interval)
 	}
 	if cfg.Hold <= 0 {
-		cfg.Hold = 30 * time.Minute
+		cfg.Hold = DefaultHold
 	}
 	if cfg.Batch <= 0 {
-		cfg.Batch = 5
+		cfg.Batch = DefaultBatch
 	}
 	if cfg.StopTimeout <= 0 {
-		cfg.StopTimeout = 30 * time.Second
+		cfg.StopTimeout = DefaultStopTimeout
 	}
 	s := &Scheduler{cfg: cfg, store: st, an: an, elector: elector, onAlert: onAlert, logger: logger, now: now}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.writes, s.stopWrites = context.WithCancel(context.Background())
+	base = context.WithoutCancel(base)
+	s.ctx, s.cancel = context.WithCancel(base)
+	s.writes, s.stopWrites = context.WithCancel(base)
 	sched, err := gocron.NewScheduler(
 		gocron.WithLocation(time.UTC),
 		gocron.WithLogger(gocronLogger{logger}),
@@ -144,8 +158,13 @@ func New(cfg Config, st Store, an Analyzer, elector Elector, onAlert AlertFunc, 
 	return s, nil
 }
 
-// Start starts the scheduler.
-func (s *Scheduler) Start() { s.sched.Start() }
+// Start starts the scheduler. A nil *Scheduler is a disabled one: Start
+// and Shutdown do nothing, and State reports StateDisabled.
+func (s *Scheduler) Start() {
+	if s != nil {
+		s.sched.Start()
+	}
+}
 
 // writeGrace is how long after the shutdown deadline the store writes of
 // a dispatch may still take: handing back the company whose analysis the
@@ -160,6 +179,9 @@ const writeGrace = 2 * time.Second
 // does; a company whose hand-back did not make it is due again when its
 // claim's hold ends.
 func (s *Scheduler) Shutdown(ctx context.Context) error {
+	if s == nil {
+		return nil
+	}
 	s.stopping.Store(true)
 	stop := context.AfterFunc(ctx, func() {
 		s.cancel()
@@ -176,9 +198,13 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// State is "running" on the leader and "standby" elsewhere.
+// State is "running" on the leader, "standby" elsewhere, and "disabled"
+// for a nil (disabled) scheduler.
 func (s *Scheduler) State() string {
-	if s.elector.Leading() {
+	switch {
+	case s == nil:
+		return StateDisabled
+	case s.elector.Leading():
 		return StateRunning
 	}
 	return StateStandby
@@ -245,7 +271,7 @@ func (s *Scheduler) run(c patent.TrackedCompany) {
 		log.Error("tracked company has an invalid name", "err", err.Error())
 		return
 	}
-	res := s.an.AnalyzeCompany(s.ctx, name, analysis.Options{Fresh: true})
+	res := s.an.AnalyzeCompany(s.ctx, name, patent.AnalyzeOptions{Fresh: true})
 	if !res.Success && s.ctx.Err() != nil {
 		// Cut short by shutdown, before or after the search: the next
 		// leader runs it whole (count and analysis) at once.

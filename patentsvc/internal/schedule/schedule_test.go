@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/store"
@@ -32,7 +31,7 @@ func newFake() *fakeAnalyzer {
 	return &fakeAnalyzer{counts: map[string]int{}, fail: map[string]bool{}, calls: map[string]int{}, fresh: true}
 }
 
-func (f *fakeAnalyzer) AnalyzeCompany(_ context.Context, name patent.CompanyName, opts analysis.Options) patent.CompanyAnalysis {
+func (f *fakeAnalyzer) AnalyzeCompany(_ context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls[name.String()]++
@@ -71,7 +70,7 @@ func TestAlertRule(t *testing.T) {
 	st := storetest.Open(t, store.SQLite, clk.Now)
 	fake := newFake()
 	var alerts []patent.Alert
-	sched, err := schedule.New(schedule.Config{Interval: 36 * time.Second, Threshold: 20}, st, fake, st.Elector(),
+	sched, err := schedule.New(t.Context(), schedule.Config{Interval: 36 * time.Second, Threshold: 20}, st, fake, st.Elector(),
 		func(a patent.Alert) { alerts = append(alerts, a) }, slog.New(slog.DiscardHandler), clk.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -151,8 +150,8 @@ func TestLeaderElection(t *testing.T) {
 	}
 	fake := newFake()
 	cfg := schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 50 * time.Millisecond, Batch: 2}
-	sa, _ := schedule.New(cfg, a, fake, a.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
-	sb, _ := schedule.New(cfg, b, fake, b.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
+	sa, _ := schedule.New(t.Context(), cfg, a, fake, a.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
+	sb, _ := schedule.New(t.Context(), cfg, b, fake, b.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
 	sa.Start()
 	sb.Start()
 	deadline := time.Now().Add(20 * time.Second)
@@ -250,7 +249,7 @@ func TestShortInterval(t *testing.T) {
 	fake := newFake()
 	fake.set("Acme", 10)
 	alerts := make(chan patent.Alert, 4)
-	sched, err := schedule.New(schedule.Config{Interval: 300 * time.Millisecond, Threshold: 20, Tick: 50 * time.Millisecond},
+	sched, err := schedule.New(t.Context(), schedule.Config{Interval: 300 * time.Millisecond, Threshold: 20, Tick: 50 * time.Millisecond},
 		st, fake, st.Elector(), func(a patent.Alert) { alerts <- a }, slog.New(slog.DiscardHandler), time.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +286,7 @@ type blockingAnalyzer struct {
 	searched bool
 }
 
-func (b blockingAnalyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, _ analysis.Options) patent.CompanyAnalysis {
+func (b blockingAnalyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, _ patent.AnalyzeOptions) patent.CompanyAnalysis {
 	b.started <- name.String()
 	<-ctx.Done()
 	msg := "patent search failed: " + ctx.Err().Error()
@@ -322,7 +321,7 @@ func (h hangingStore) Reschedule(ctx context.Context, _ int64, _ time.Time) erro
 // if Shutdown is still waiting 30 s later.
 func cutShort(t *testing.T, db *store.Store, st schedule.Store, an blockingAnalyzer) error {
 	t.Helper()
-	sched, err := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 50 * time.Millisecond, StopTimeout: time.Hour},
+	sched, err := schedule.New(t.Context(), schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 50 * time.Millisecond, StopTimeout: time.Hour},
 		st, an, db.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@
 //   - One search is ONE request: GET {base}/search.json with
 //     engine=google_patents, assignee=<company>, after=publication:YYYYMMDD,
 //     sort=new, num=100 and api_key. Only the first page (at most 100
-//     results, SerpApi's largest num) is read, so Query.Max above what that
+//     results, SerpApi's largest num) is read, so SearchQuery.Max above what that
 //     page holds with a PDF is not reached. A company name with a comma is
 //     sent in parentheses, as SerpApi reads commas as separating assignees.
 //   - SerpApi sorts patents by filing date with sort=new (publication date
@@ -18,11 +18,11 @@
 //     .pdf; others are skipped, as are repeats of a publication number.
 //     Which hosts PDFs may come from (PDF_ALLOWED_HOSTS) is the
 //     downloader's rule, not this package's.
-//   - Result.TotalResults is search_information.total_results (all matches,
+//   - SearchResult.TotalResults is search_information.total_results (all matches,
 //     with or without a PDF), or the number of organic results in the
 //     answer when SerpApi leaves it out; tracking compares it.
 //   - A 200 whose error says Google Patents returned no results (and has no
-//     organic_results) is an empty Result: SerpApi bills and caches such
+//     organic_results) is an empty SearchResult: SerpApi bills and caches such
 //     searches like any other. A 200 with search_metadata.status "Error",
 //     another error and no results, or organic_results_state "Bad request."
 //     is a failure.
@@ -39,7 +39,7 @@
 //     else), so errors never contain the request URL, and retryablehttp's
 //     own logger, which logs URLs, is off. Upstream error messages quoted
 //     in errors have URLs and the key removed.
-//   - Key hashes every parameter sent except api_key, plus Query.Max; the
+//   - Key hashes every parameter sent except api_key, plus SearchQuery.Max; the
 //     date is Since's calendar date in its own location, so keys are stable
 //     through a day. SerpApi's own cache (1 h, free hits) sits beneath any
 //     cache keyed on it.

@@ -6,15 +6,11 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
-
-// urlPattern finds URLs in upstream text, which errors must not carry.
-var urlPattern = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s"'<>]*`)
 
 // errorMessage returns the "error" string of a SerpApi JSON answer, or "".
 func errorMessage(body []byte) string {
@@ -35,29 +31,29 @@ func isNoResults(msg string) bool {
 	return strings.Contains(m, "returned any results") || strings.Contains(m, "no results")
 }
 
-// parseAnswer maps the body of a 200 answer to a Result holding at most
+// parseAnswer maps the body of a 200 answer to a patent.SearchResult holding at most
 // limit patents (all when limit <= 0). quote prepares upstream text for an
 // error message. Every error wraps ErrUpstream (and never ErrQuota): the
 // body is not a JSON object, organic_results is not a list, the search
 // failed (search_metadata.status "Error", an error other than "no
 // results", organic_results_state "Bad request."), or the object is not a
 // search answer at all.
-func parseAnswer(body []byte, limit int, quote func(string) string) (Result, error) {
+func parseAnswer(body []byte, limit int, quote func(string) string) (patent.SearchResult, error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		return Result{}, fmt.Errorf("%w: empty answer", ErrUpstream)
+		return patent.SearchResult{}, fmt.Errorf("%w: empty answer", ErrUpstream)
 	}
 	if trimmed[0] != '{' {
 		if trimmed[0] == '<' {
-			return Result{}, fmt.Errorf("%w: answer is HTML or XML, not JSON", ErrUpstream)
+			return patent.SearchResult{}, fmt.Errorf("%w: answer is HTML or XML, not JSON", ErrUpstream)
 		}
-		return Result{}, fmt.Errorf("%w: answer is not a JSON object", ErrUpstream)
+		return patent.SearchResult{}, fmt.Errorf("%w: answer is not a JSON object", ErrUpstream)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &top); err != nil {
 		// Truncated, trailing garbage or a syntax error: the body starts
 		// like an object, so it cannot be another JSON type.
-		return Result{}, fmt.Errorf("%w: answer is not valid JSON", ErrUpstream)
+		return patent.SearchResult{}, fmt.Errorf("%w: answer is not valid JSON", ErrUpstream)
 	}
 
 	meta := object(top["search_metadata"])
@@ -66,28 +62,28 @@ func parseAnswer(body []byte, limit int, quote func(string) string) (Result, err
 	var organic []json.RawMessage
 	if raw, ok := top["organic_results"]; ok && !isNull(raw) {
 		if err := json.Unmarshal(raw, &organic); err != nil {
-			return Result{}, fmt.Errorf("%w: organic_results is not a list", ErrUpstream)
+			return patent.SearchResult{}, fmt.Errorf("%w: organic_results is not a list", ErrUpstream)
 		}
 	}
 
 	if strings.EqualFold(str(meta["status"]), "Error") {
-		return Result{}, fmt.Errorf("%w: search status error: %s", ErrUpstream, quote(upstreamErr))
+		return patent.SearchResult{}, fmt.Errorf("%w: search status error: %s", ErrUpstream, quote(upstreamErr))
 	}
 	total, ok := count(info["total_results"])
 	if !ok {
 		total = len(organic)
 	}
-	res := Result{TotalResults: total, Patents: []Patent{}}
+	res := patent.SearchResult{TotalResults: total, Patents: []patent.SearchHit{}}
 	if len(organic) == 0 {
 		switch {
 		case upstreamErr != "" && isNoResults(upstreamErr):
 			return res, nil
 		case upstreamErr != "":
-			return Result{}, fmt.Errorf("%w: search error: %s", ErrUpstream, quote(upstreamErr))
+			return patent.SearchResult{}, fmt.Errorf("%w: search error: %s", ErrUpstream, quote(upstreamErr))
 		case strings.Contains(strings.ToLower(str(info["organic_results_state"])), "bad request"):
-			return Result{}, fmt.Errorf("%w: search state: %s", ErrUpstream, quote(str(info["organic_results_state"])))
+			return patent.SearchResult{}, fmt.Errorf("%w: search state: %s", ErrUpstream, quote(str(info["organic_results_state"])))
 		case meta == nil && top["organic_results"] == nil:
-			return Result{}, fmt.Errorf("%w: answer is not a search result", ErrUpstream)
+			return patent.SearchResult{}, fmt.Errorf("%w: answer is not a search result", ErrUpstream)
 		}
 		return res, nil
 	}
@@ -107,7 +103,7 @@ func parseAnswer(body []byte, limit int, quote func(string) string) (Result, err
 			continue
 		}
 		seen[id] = true
-		res.Patents = append(res.Patents, Patent{
+		res.Patents = append(res.Patents, patent.SearchHit{
 			PatentID:        id,
 			Title:           str(r["title"]),
 			PublicationDate: str(r["publication_date"]),

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
+	"github.com/gatewayapis/shared/redact"
 )
 
 // FuzzParseAnswer feeds arbitrary bodies to the answer parser: it must
@@ -122,7 +123,7 @@ func TestRedact(t *testing.T) {
 		"bad key secret-key-123",
 		"see http://127.0.0.1:9/x?api_key=secret-key-123 now",
 	} {
-		got := c.redact(errors.New(in))
+		got := redact.Text(redact.Error(errors.New(in)), c.secrets...)
 		if strings.Contains(got, "secret-key-123") || strings.Contains(got, "://") {
 			t.Errorf("redact(%q) = %q, want no key or URL", in, got)
 		}

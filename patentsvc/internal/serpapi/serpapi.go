@@ -8,15 +8,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/retry"
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/shared/redact"
+	"github.com/gatewayapis/shared/retry"
 
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -35,7 +35,7 @@ const (
 	engine = "google_patents"
 	// pageSize is SerpApi's largest num (its smallest is 10).
 	pageSize = 100
-	// keyVersion changes when the meaning of a cached Result changes (the
+	// keyVersion changes when the meaning of a cached patent.SearchResult changes (the
 	// filtering rules, say), so old cache entries stop matching.
 	keyVersion = "serpapi-search-v1"
 
@@ -46,46 +46,15 @@ const (
 	userAgent    = "patentsvc/1.0 (+https://github.com/gatewayapis)"
 )
 
-// Query is a search for a company's recent patents.
-type Query struct {
-	// Company is the assignee searched for.
-	Company string
-	// Since keeps patents published on or after its calendar date (in
-	// Since's own location). The zero time searches without a date bound.
-	Since time.Time
-	// Max is the most patents returned; 0 or less means all those of the
-	// one page fetched (at most 100).
-	Max int
-}
-
-// Patent is one search result that has a PDF.
-type Patent struct {
-	PatentID        string // publication number with kind code, e.g. US10906193B2
-	Title           string
-	PublicationDate string // YYYY-MM-DD as SerpApi sends it (may be empty)
-	PDFLink         string // an http(s) URL whose path ends in .pdf
-	Snippet         string
-	Assignee        string // the first assignee only, as SerpApi sends it
-}
-
-// Result is the answer to a Query.
-type Result struct {
-	// TotalResults is SerpApi's search_information.total_results, or the
-	// number of organic results in the answer when it is absent. It counts
-	// every match, with or without a PDF, and is what tracking compares.
-	TotalResults int
-	// Patents are the results with a usable PDF and publication number, in
-	// SerpApi's order (newest first), at most Query.Max. Never nil.
-	Patents []Patent
-}
-
 // Client searches Google Patents through SerpApi. It is safe for concurrent
 // use.
 type Client struct {
 	http    *retryablehttp.Client
 	baseURL string
 	apiKey  string
-	host    string // the base URL's host[:port], kept out of errors
+	// secrets are kept out of errors: the API key and the base URL's
+	// host[:port] and host.
+	secrets []string
 	logger  *slog.Logger
 	timeout time.Duration
 	retries int
@@ -113,7 +82,7 @@ func NewClient(baseURL, apiKey string, timeout time.Duration, retries int, logge
 		baseURL: strings.TrimRight(baseURL, "/"),
 		apiKey:  apiKey,
 		logger:  logger,
-		host:    hostOf(baseURL),
+		secrets: secrets(apiKey, baseURL),
 		timeout: timeout,
 		retries: retries,
 	}
@@ -144,7 +113,7 @@ func (c *Client) MaxCallDuration() time.Duration {
 }
 
 // params returns the query parameters of q's search, without api_key.
-func params(q Query) url.Values {
+func params(q patent.SearchQuery) url.Values {
 	v := url.Values{
 		"engine":   {engine},
 		"assignee": {assignee(q.Company)},
@@ -170,8 +139,8 @@ func assignee(company string) string {
 
 // Key returns a stable cache key for q: a hex SHA-256 over every query
 // parameter Search sends (engine, assignee, after, sort, num) except
-// api_key, plus q.Max, which shapes the Result although it is not sent.
-func (c *Client) Key(q Query) string {
+// api_key, plus q.Max, which shapes the patent.SearchResult although it is not sent.
+func (c *Client) Key(q patent.SearchQuery) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\nmax=%d", keyVersion, params(q).Encode(), max(q.Max, 0))
 	return hex.EncodeToString(h.Sum(nil))
@@ -179,27 +148,27 @@ func (c *Client) Key(q Query) string {
 
 // Search returns q.Company's patents published since q.Since that have a
 // PDF, newest first, at most q.Max, with SerpApi's total count. A search
-// that finds nothing is an empty Result, not an error.
+// that finds nothing is an empty patent.SearchResult, not an error.
 //
 // Every error wraps ErrUpstream; a 429 for an account out of searches also
 // wraps ErrQuota; a cancelled or expired ctx also wraps ctx.Err(). An empty
 // Company is refused without a call (wrapping ErrUpstream too). Errors
 // never contain the request URL or the API key.
-func (c *Client) Search(ctx context.Context, q Query) (Result, error) {
+func (c *Client) Search(ctx context.Context, q patent.SearchQuery) (patent.SearchResult, error) {
 	if strings.TrimSpace(q.Company) == "" {
-		return Result{}, fmt.Errorf("%w: empty company name", ErrUpstream)
+		return patent.SearchResult{}, fmt.Errorf("%w: empty company name", ErrUpstream)
 	}
 	v := params(q)
 	v.Set("api_key", c.apiKey)
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, c.baseURL+"/search.json?"+v.Encode(), nil)
 	if err != nil {
-		return Result{}, fmt.Errorf("%w: build request: %s", ErrUpstream, c.redact(err))
+		return patent.SearchResult{}, fmt.Errorf("%w: build request: %s", ErrUpstream, redact.Text(redact.Error(err), c.secrets...))
 	}
 	start := time.Now()
 	res, err := c.do(ctx, req, q.Max)
 	if err != nil {
 		c.logger.DebugContext(ctx, "patent search failed", "upstream", "serpapi", "err", err, "latency_ms", time.Since(start).Milliseconds())
-		return Result{}, err
+		return patent.SearchResult{}, err
 	}
 	c.logger.DebugContext(ctx, "patent search answered", "upstream", "serpapi",
 		"total_results", res.TotalResults, "patents", len(res.Patents), "latency_ms", time.Since(start).Milliseconds())
@@ -222,7 +191,7 @@ type attempt struct {
 // or stalls mid-body is retried like any network error, and a 429 can be
 // told apart (quota or throughput) by its body before the retry decision.
 // A body that arrives whole but is not a valid answer is not retried.
-func (c *Client) do(ctx context.Context, req *retryablehttp.Request, limit int) (Result, error) {
+func (c *Client) do(ctx context.Context, req *retryablehttp.Request, limit int) (patent.SearchResult, error) {
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", userAgent)
 	var last attempt
@@ -258,15 +227,15 @@ func (c *Client) do(ctx context.Context, req *retryablehttp.Request, limit int) 
 		if errors.Is(cerr, context.DeadlineExceeded) {
 			prefix = "timeout"
 		}
-		return Result{}, fmt.Errorf("%w: %s: %w", ErrUpstream, prefix, cerr)
+		return patent.SearchResult{}, fmt.Errorf("%w: %s: %w", ErrUpstream, prefix, cerr)
 	}
 	if resp == nil {
-		return Result{}, fmt.Errorf("%w: %s", ErrUpstream, c.redact(err))
+		return patent.SearchResult{}, fmt.Errorf("%w: %s", ErrUpstream, redact.Text(redact.Error(err), c.secrets...))
 	}
 	var body []byte
 	if last.resp == resp {
 		if last.readErr != nil {
-			return Result{}, fmt.Errorf("%w: %s", ErrUpstream, c.redact(last.readErr))
+			return patent.SearchResult{}, fmt.Errorf("%w: %s", ErrUpstream, redact.Text(redact.Error(last.readErr), c.secrets...))
 		}
 		body = last.body
 	} else {
@@ -277,15 +246,15 @@ func (c *Client) do(ctx context.Context, req *retryablehttp.Request, limit int) 
 	if resp.StatusCode == http.StatusTooManyRequests {
 		msg := errorMessage(body)
 		if isQuota(msg) {
-			return Result{}, &quotaError{detail: "status 429: " + c.quote(msg)}
+			return patent.SearchResult{}, &quotaError{detail: "status 429: " + c.quote(msg)}
 		}
-		return Result{}, fmt.Errorf("%w: status 429: throughput limit exceeded: %s", ErrUpstream, c.quote(msg))
+		return patent.SearchResult{}, fmt.Errorf("%w: status 429: throughput limit exceeded: %s", ErrUpstream, c.quote(msg))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Result{}, fmt.Errorf("%w: status %d: %s", ErrUpstream, resp.StatusCode, c.quote(errorMessage(body)))
+		return patent.SearchResult{}, fmt.Errorf("%w: status %d: %s", ErrUpstream, resp.StatusCode, c.quote(errorMessage(body)))
 	}
 	if len(body) > maxBody {
-		return Result{}, fmt.Errorf("%w: answer larger than %d bytes", ErrUpstream, maxBody)
+		return patent.SearchResult{}, fmt.Errorf("%w: answer larger than %d bytes", ErrUpstream, maxBody)
 	}
 	return parseAnswer(body, limit, c.quote)
 }
@@ -320,40 +289,20 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 }
 
-// redact returns err's text without URLs, hosts, addresses or the API key
-// (shared/redact does the first three; clean the key and any URL the
-// upstream's own message quotes).
-func (c *Client) redact(err error) string { return c.clean(redact.Error(err)) }
-
-// clean removes URLs, the upstream's address and the API key from text
-// that may hold them.
-func (c *Client) clean(s string) string {
-	s = urlPattern.ReplaceAllString(s, "[url]")
-	if c.apiKey != "" {
-		s = strings.ReplaceAll(s, c.apiKey, "[redacted]")
+// secrets lists what errors must not show of the client's settings: the
+// API key and the base URL's host[:port] and host.
+func secrets(apiKey, baseURL string) []string {
+	out := []string{apiKey}
+	if u, err := url.Parse(baseURL); err == nil && u.Host != "" {
+		out = append(out, u.Host, u.Hostname())
 	}
-	if c.host != "" {
-		s = strings.ReplaceAll(s, c.host, "[host]")
-		if h, _, err := net.SplitHostPort(c.host); err == nil && h != "" {
-			s = strings.ReplaceAll(s, h, "[host]")
-		}
-	}
-	return s
-}
-
-// hostOf returns rawURL's host[:port], "" when it has none.
-func hostOf(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return ""
-	}
-	return u.Host
+	return out
 }
 
 // quote prepares an upstream message for an error: cleaned, cut to 200
 // bytes, quoted.
 func (c *Client) quote(msg string) string {
-	msg = strings.Join(strings.Fields(c.clean(msg)), " ")
+	msg = strings.Join(strings.Fields(redact.Text(msg, c.secrets...)), " ")
 	if msg == "" {
 		return "no message"
 	}

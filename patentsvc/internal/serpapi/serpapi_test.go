@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/serpapi"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
 )
@@ -111,14 +112,14 @@ func answer(tb testing.TB, total int, results ...any) string {
 	return mustJSON(tb, a)
 }
 
-func wantResult(tb testing.TB, op string, got, want serpapi.Result) {
+func wantResult(tb testing.TB, op string, got, want patent.SearchResult) {
 	tb.Helper()
 	if !reflect.DeepEqual(got, want) {
 		tb.Errorf("%s = %+v\nwant %+v", op, got, want)
 	}
 }
 
-var kraft = serpapi.Patent{
+var kraft = patent.SearchHit{
 	PatentID:        serpapitest.PatentKraft,
 	Title:           "Foaming soluble coffee powder containing pressurized gas",
 	PublicationDate: "2012-02-07",
@@ -127,7 +128,7 @@ var kraft = serpapi.Patent{
 	Assignee:        "Kraft Foods Global Brands Llc",
 }
 
-var philips = serpapi.Patent{
+var philips = patent.SearchHit{
 	PatentID:        serpapitest.PatentPhilips,
 	Title:           "Mesh network personal emergency response appliance",
 	PublicationDate: "2023-07-11",
@@ -163,7 +164,7 @@ func TestSearchRequest(t *testing.T) {
 				base += "/"
 			}
 			c := newClient(base, 5*time.Second, 0)
-			q := serpapi.Query{Company: tt.company, Since: tt.since, Max: 10}
+			q := patent.SearchQuery{Company: tt.company, Since: tt.since, Max: 10}
 			if _, err := c.Search(t.Context(), q); err != nil {
 				t.Fatalf("Search(%+v) error = %v, want nil", q, err)
 			}
@@ -197,7 +198,7 @@ func TestSearchRequestHeaders(t *testing.T) {
 		io.WriteString(w, answer(t, 0))
 	})
 	c := newClient(srv.URL, 5*time.Second, 0)
-	if _, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since}); err != nil {
+	if _, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since}); err != nil {
 		t.Fatalf("Search error = %v, want nil", err)
 	}
 	if got.Get("Accept") != "application/json" || !strings.HasPrefix(got.Get("User-Agent"), "patentsvc/") {
@@ -211,16 +212,16 @@ func TestSearchRecorded(t *testing.T) {
 		name    string
 		company string
 		reply   *serpapitest.Reply
-		want    serpapi.Result
+		want    patent.SearchResult
 	}{
-		{"kraft via the fake", serpapitest.CompanyKraft, nil, serpapi.Result{TotalResults: 1, Patents: []serpapi.Patent{kraft}}},
-		{"kraft any case", strings.ToUpper(serpapitest.CompanyKraft), nil, serpapi.Result{TotalResults: 1, Patents: []serpapi.Patent{kraft}}},
-		{"philips via the fake", serpapitest.CompanyPhilips, nil, serpapi.Result{TotalResults: 1, Patents: []serpapi.Patent{philips}}},
+		{"kraft via the fake", serpapitest.CompanyKraft, nil, patent.SearchResult{TotalResults: 1, Patents: []patent.SearchHit{kraft}}},
+		{"kraft any case", strings.ToUpper(serpapitest.CompanyKraft), nil, patent.SearchResult{TotalResults: 1, Patents: []patent.SearchHit{kraft}}},
+		{"philips via the fake", serpapitest.CompanyPhilips, nil, patent.SearchResult{TotalResults: 1, Patents: []patent.SearchHit{philips}}},
 		{
 			name:    "recorded coffee answer verbatim",
 			company: "Coffee",
 			reply:   &serpapitest.Reply{Status: 200, Body: string(serpapitest.RecordedSearch())},
-			want: serpapi.Result{TotalResults: 125048, Patents: []serpapi.Patent{
+			want: patent.SearchResult{TotalResults: 125048, Patents: []patent.SearchHit{
 				kraft,
 				{
 					PatentID: "RU2766609C2",
@@ -237,7 +238,7 @@ func TestSearchRecorded(t *testing.T) {
 				fake.Script(*tt.reply)
 			}
 			c := newClient(fake.BaseURL(), 5*time.Second, 0)
-			q := serpapi.Query{Company: tt.company, Since: since, Max: 10}
+			q := patent.SearchQuery{Company: tt.company, Since: since, Max: 10}
 			got, err := c.Search(t.Context(), q)
 			if err != nil {
 				t.Fatalf("Search(%+v) error = %v, want nil", q, err)
@@ -255,11 +256,11 @@ func TestSearchPhilipsVerbatim(t *testing.T) {
 		io.WriteString(w, answer(t, 412, serpapitest.RecordedPhilips()))
 	})
 	c := newClient(srv.URL, 5*time.Second, 0)
-	got, err := c.Search(t.Context(), serpapi.Query{Company: serpapitest.CompanyPhilips, Since: since, Max: 10})
+	got, err := c.Search(t.Context(), patent.SearchQuery{Company: serpapitest.CompanyPhilips, Since: since, Max: 10})
 	if err != nil {
 		t.Fatalf("Search error = %v, want nil", err)
 	}
-	wantResult(t, "Search(philips)", got, serpapi.Result{TotalResults: 412, Patents: []serpapi.Patent{philips}})
+	wantResult(t, "Search(philips)", got, patent.SearchResult{TotalResults: 412, Patents: []patent.SearchHit{philips}})
 }
 
 func TestSearchFiltering(t *testing.T) {
@@ -319,7 +320,7 @@ func TestSearchFiltering(t *testing.T) {
 			fake := serpapitest.New(t)
 			fake.SetResults("Acme", 5000, results)
 			c := newClient(fake.BaseURL(), 5*time.Second, 0)
-			q := serpapi.Query{Company: "Acme", Since: since, Max: tt.max}
+			q := patent.SearchQuery{Company: "Acme", Since: since, Max: tt.max}
 			got, err := c.Search(t.Context(), q)
 			if err != nil {
 				t.Fatalf("Search(%+v) error = %v, want nil", q, err)
@@ -363,11 +364,11 @@ func TestSearchOddResults(t *testing.T) {
 	fake := serpapitest.New(t)
 	fake.Script(serpapitest.Reply{Status: 200, Body: body})
 	c := newClient(fake.BaseURL(), 5*time.Second, 0)
-	got, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since, Max: 10})
+	got, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since, Max: 10})
 	if err != nil {
 		t.Fatalf("Search error = %v, want nil", err)
 	}
-	want := serpapi.Result{TotalResults: 6, Patents: []serpapi.Patent{
+	want := patent.SearchResult{TotalResults: 6, Patents: []patent.SearchHit{
 		{PatentID: "US11000001B2", Title: "Good", PublicationDate: "2025-01-02", PDFLink: serpapitest.PDFURL("US11000001B2"),
 			Snippet: "The invention relates to good ...", Assignee: serpapitest.DefaultAssignee},
 		{PatentID: "US11000002B2", PDFLink: serpapitest.PDFURL("US11000002B2")},
@@ -387,7 +388,7 @@ func TestSearchFirstPageOnly(t *testing.T) {
 	fake := serpapitest.New(t)
 	fake.SetResults("Acme", 150, results)
 	c := newClient(fake.BaseURL(), 5*time.Second, 0)
-	got, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since, Max: 1000})
+	got, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since, Max: 1000})
 	if err != nil {
 		t.Fatalf("Search error = %v, want nil", err)
 	}
@@ -401,11 +402,11 @@ func TestSearchFirstPageOnly(t *testing.T) {
 
 func TestSearchNoResults(t *testing.T) {
 	t.Parallel()
-	empty := serpapi.Result{TotalResults: 0, Patents: []serpapi.Patent{}}
+	empty := patent.SearchResult{TotalResults: 0, Patents: []patent.SearchHit{}}
 	for _, tt := range []struct {
 		name  string
 		setup func(*serpapitest.Server)
-		want  serpapi.Result
+		want  patent.SearchResult
 	}{
 		{"unknown company gets the recorded no-results answer", func(*serpapitest.Server) {}, empty},
 		{"company registered without results", func(s *serpapitest.Server) { s.SetResults("Acme", 0, nil) }, empty},
@@ -420,20 +421,20 @@ func TestSearchNoResults(t *testing.T) {
 		}, empty},
 		{"no results but a total", func(s *serpapitest.Server) {
 			s.Script(serpapitest.Reply{Status: 200, Body: `{"search_metadata":{"status":"Success"},"search_information":{"total_results":3},"error":"Google Patents hasn't returned any results for this query."}`})
-		}, serpapi.Result{TotalResults: 3, Patents: []serpapi.Patent{}}},
+		}, patent.SearchResult{TotalResults: 3, Patents: []patent.SearchHit{}}},
 		{"results without pdfs", func(s *serpapitest.Server) {
 			s.SetResults("Acme", 2, []map[string]any{
 				serpapitest.Organic("US11000001B2", "A", "2025-01-01", ""),
 				serpapitest.Organic("US11000002B2", "B", "2025-01-01", ""),
 			})
-		}, serpapi.Result{TotalResults: 2, Patents: []serpapi.Patent{}}},
+		}, patent.SearchResult{TotalResults: 2, Patents: []patent.SearchHit{}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			fake := serpapitest.New(t)
 			tt.setup(fake)
 			c := newClient(fake.BaseURL(), 5*time.Second, 2)
-			q := serpapi.Query{Company: "Acme", Since: since, Max: 10}
+			q := patent.SearchQuery{Company: "Acme", Since: since, Max: 10}
 			got, err := c.Search(t.Context(), q)
 			if err != nil {
 				t.Fatalf("Search(%+v) error = %v, want nil (an empty result)", q, err)
@@ -486,7 +487,7 @@ func TestSearchTotalResults(t *testing.T) {
 			fake := serpapitest.New(t)
 			fake.Script(serpapitest.Reply{Status: 200, Body: tt.body})
 			c := newClient(fake.BaseURL(), 5*time.Second, 0)
-			got, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since, Max: 10})
+			got, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since, Max: 10})
 			if err != nil {
 				t.Fatalf("Search error = %v, want nil", err)
 			}
@@ -500,7 +501,7 @@ func TestSearchTotalResults(t *testing.T) {
 		fake := serpapitest.New(t)
 		fake.SetResults("Acme", -1, []map[string]any{three[0].(map[string]any), three[1].(map[string]any)})
 		c := newClient(fake.BaseURL(), 5*time.Second, 0)
-		got, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since, Max: 10})
+		got, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since, Max: 10})
 		if err != nil || got.TotalResults != 2 {
 			t.Errorf("Search = total %d, error %v, want total 2 (the results sent), nil", got.TotalResults, err)
 		}
@@ -547,7 +548,7 @@ func TestSearchRetries(t *testing.T) {
 			fake := serpapitest.New(t)
 			fake.Script(tt.replies...)
 			c := newClient(fake.BaseURL(), 5*time.Second, 2)
-			got, err := c.Search(t.Context(), serpapi.Query{Company: serpapitest.CompanyKraft, Since: since, Max: 10})
+			got, err := c.Search(t.Context(), patent.SearchQuery{Company: serpapitest.CompanyKraft, Since: since, Max: 10})
 			if n := fake.CallCount(); n != tt.wantCalls {
 				t.Errorf("Search made %d calls, want %d", n, tt.wantCalls)
 			}
@@ -555,7 +556,7 @@ func TestSearchRetries(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Search error = %v, want nil", err)
 				}
-				wantResult(t, "Search", got, serpapi.Result{TotalResults: 1, Patents: []serpapi.Patent{kraft}})
+				wantResult(t, "Search", got, patent.SearchResult{TotalResults: 1, Patents: []patent.SearchHit{kraft}})
 				return
 			}
 			if !errors.Is(err, serpapi.ErrUpstream) {
@@ -567,7 +568,7 @@ func TestSearchRetries(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.wantText) {
 				t.Errorf("Search error = %q, want it to contain %q", err, tt.wantText)
 			}
-			if !reflect.DeepEqual(got, serpapi.Result{}) {
+			if !reflect.DeepEqual(got, patent.SearchResult{}) {
 				t.Errorf("Search returned %+v with an error, want the zero Result", got)
 			}
 		})
@@ -606,11 +607,11 @@ func TestSearchBadAnswers(t *testing.T) {
 			fake := serpapitest.New(t)
 			fake.Script(serpapitest.Reply{Status: 200, Body: tt.body})
 			c := newClient(fake.BaseURL(), 5*time.Second, 2)
-			got, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since, Max: 10})
+			got, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since, Max: 10})
 			if !errors.Is(err, serpapi.ErrUpstream) || errors.Is(err, serpapi.ErrQuota) {
 				t.Errorf("Search error = %v, want ErrUpstream and not ErrQuota", err)
 			}
-			if !reflect.DeepEqual(got, serpapi.Result{}) {
+			if !reflect.DeepEqual(got, patent.SearchResult{}) {
 				t.Errorf("Search returned %+v with an error, want the zero Result", got)
 			}
 			if n := fake.CallCount(); n != 1 {
@@ -641,11 +642,11 @@ func TestSearchErrorWithResults(t *testing.T) {
 	fake := serpapitest.New(t)
 	fake.Script(serpapitest.Reply{Status: 200, Body: mustJSON(t, a)})
 	c := newClient(fake.BaseURL(), 5*time.Second, 0)
-	got, err := c.Search(t.Context(), serpapi.Query{Company: "Coffee", Since: since, Max: 1})
+	got, err := c.Search(t.Context(), patent.SearchQuery{Company: "Coffee", Since: since, Max: 1})
 	if err != nil {
 		t.Fatalf("Search error = %v, want nil", err)
 	}
-	wantResult(t, "Search", got, serpapi.Result{TotalResults: 125048, Patents: []serpapi.Patent{kraft}})
+	wantResult(t, "Search", got, patent.SearchResult{TotalResults: 125048, Patents: []patent.SearchHit{kraft}})
 }
 
 func TestSearchBodyLimit(t *testing.T) {
@@ -665,7 +666,7 @@ func TestSearchBodyLimit(t *testing.T) {
 			fake := serpapitest.New(t)
 			fake.Script(serpapitest.Reply{Status: 200, Body: base + strings.Repeat(" ", tt.size-len(base))})
 			c := newClient(fake.BaseURL(), 10*time.Second, 0)
-			_, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since, Max: 10})
+			_, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since, Max: 10})
 			if tt.wantErr != (err != nil) {
 				t.Errorf("Search with a %d-byte answer error = %v, want error %t", tt.size, err, tt.wantErr)
 			}
@@ -698,7 +699,7 @@ func TestRetryWaits(t *testing.T) {
 			fake := serpapitest.New(t)
 			fake.Script(tt.reply)
 			c := newRealClient(fake.BaseURL(), 5*time.Second, 1)
-			if _, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since}); err != nil {
+			if _, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since}); err != nil {
 				t.Fatalf("Search error = %v, want nil", err)
 			}
 			calls := fake.Calls()
@@ -721,7 +722,7 @@ func TestRetryNetworkErrors(t *testing.T) {
 		t.Parallel()
 		srv, calls := hangUp(t)
 		c := newClient(srv.URL, 5*time.Second, 2)
-		if _, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since}); !errors.Is(err, serpapi.ErrUpstream) {
+		if _, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since}); !errors.Is(err, serpapi.ErrUpstream) {
 			t.Errorf("Search error = %v, want ErrUpstream", err)
 		}
 		if n := calls.Load(); n != 3 {
@@ -742,7 +743,7 @@ func TestRetryNetworkErrors(t *testing.T) {
 			fake.Config.Handler.ServeHTTP(w, r)
 		})
 		c := newClient(srv.URL, 5*time.Second, 1)
-		got, err := c.Search(t.Context(), serpapi.Query{Company: serpapitest.CompanyKraft, Since: since})
+		got, err := c.Search(t.Context(), patent.SearchQuery{Company: serpapitest.CompanyKraft, Since: since})
 		if err != nil || len(got.Patents) != 1 {
 			t.Errorf("Search = %+v, %v, want Kraft's patent after a retry", got, err)
 		}
@@ -753,7 +754,7 @@ func TestRetryNetworkErrors(t *testing.T) {
 	t.Run("connection refused", func(t *testing.T) {
 		t.Parallel()
 		c := newClient(closedURL(t), 5*time.Second, 1)
-		if _, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since}); !errors.Is(err, serpapi.ErrUpstream) {
+		if _, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since}); !errors.Is(err, serpapi.ErrUpstream) {
 			t.Errorf("Search error = %v, want ErrUpstream", err)
 		}
 	})
@@ -806,7 +807,7 @@ func TestRetryBrokenBody(t *testing.T) {
 				fake.Config.Handler.ServeHTTP(w, r)
 			})
 			c := newClient(srv.URL, 500*time.Millisecond, 1)
-			got, err := c.Search(t.Context(), serpapi.Query{Company: serpapitest.CompanyKraft, Since: since})
+			got, err := c.Search(t.Context(), patent.SearchQuery{Company: serpapitest.CompanyKraft, Since: since})
 			if err != nil || len(got.Patents) != 1 {
 				t.Errorf("Search = %+v, %v, want Kraft's patent after a retry", got, err)
 			}
@@ -822,7 +823,7 @@ func TestRetryBrokenBody(t *testing.T) {
 			io.WriteString(w, `{"organic_results":[`)
 		})
 		c := newClient(srv.URL, 500*time.Millisecond, 1)
-		if _, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since}); !errors.Is(err, serpapi.ErrUpstream) {
+		if _, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since}); !errors.Is(err, serpapi.ErrUpstream) {
 			t.Errorf("Search error = %v, want ErrUpstream", err)
 		}
 	})
@@ -835,7 +836,7 @@ func TestTimeouts(t *testing.T) {
 		fake := serpapitest.New(t)
 		fake.SetLatency(500 * time.Millisecond)
 		c := newClient(fake.BaseURL(), 100*time.Millisecond, 0)
-		_, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since})
+		_, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since})
 		if !errors.Is(err, serpapi.ErrUpstream) {
 			t.Fatalf("Search error = %v, want ErrUpstream", err)
 		}
@@ -848,7 +849,7 @@ func TestTimeouts(t *testing.T) {
 		fake := serpapitest.New(t)
 		fake.SetLatency(500 * time.Millisecond)
 		c := newClient(fake.BaseURL(), 100*time.Millisecond, 1)
-		if _, err := c.Search(t.Context(), serpapi.Query{Company: "Acme", Since: since}); !errors.Is(err, serpapi.ErrUpstream) {
+		if _, err := c.Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since}); !errors.Is(err, serpapi.ErrUpstream) {
 			t.Errorf("Search error = %v, want ErrUpstream", err)
 		}
 		if n := fake.CallCount(); n != 2 {
@@ -860,7 +861,7 @@ func TestTimeouts(t *testing.T) {
 		fake := serpapitest.New(t)
 		fake.Script(serpapitest.Reply{Status: 200, Body: answer(t, 0), Delay: 2 * time.Second})
 		c := newClient(fake.BaseURL(), 300*time.Millisecond, 1)
-		got, err := c.Search(t.Context(), serpapi.Query{Company: serpapitest.CompanyKraft, Since: since})
+		got, err := c.Search(t.Context(), patent.SearchQuery{Company: serpapitest.CompanyKraft, Since: since})
 		if err != nil || len(got.Patents) != 1 {
 			t.Errorf("Search = %+v, %v, want Kraft's patent after a retry", got, err)
 		}
@@ -872,7 +873,7 @@ func TestTimeouts(t *testing.T) {
 		c := newClient(fake.BaseURL(), 30*time.Second, 3)
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
-		_, err := c.Search(ctx, serpapi.Query{Company: "Acme", Since: since})
+		_, err := c.Search(ctx, patent.SearchQuery{Company: "Acme", Since: since})
 		if !errors.Is(err, serpapi.ErrUpstream) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timeout") {
 			t.Errorf("Search error = %v, want ErrUpstream and DeadlineExceeded, saying timeout", err)
 		}
@@ -898,7 +899,7 @@ func TestCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(100*time.Millisecond, cancel)
 		start := time.Now()
-		_, err := c.Search(ctx, serpapi.Query{Company: "Acme", Since: since})
+		_, err := c.Search(ctx, patent.SearchQuery{Company: "Acme", Since: since})
 		if !errors.Is(err, serpapi.ErrUpstream) || !errors.Is(err, context.Canceled) {
 			t.Errorf("Search error = %v, want ErrUpstream and context.Canceled", err)
 		}
@@ -919,7 +920,7 @@ func TestCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(200*time.Millisecond, cancel)
 		start := time.Now()
-		_, err := c.Search(ctx, serpapi.Query{Company: "Acme", Since: since})
+		_, err := c.Search(ctx, patent.SearchQuery{Company: "Acme", Since: since})
 		if !errors.Is(err, serpapi.ErrUpstream) || !errors.Is(err, context.Canceled) {
 			t.Errorf("Search error = %v, want ErrUpstream and context.Canceled", err)
 		}
@@ -936,7 +937,7 @@ func TestCancel(t *testing.T) {
 		c := newClient(fake.BaseURL(), 5*time.Second, 3)
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		if _, err := c.Search(ctx, serpapi.Query{Company: "Acme", Since: since}); !errors.Is(err, context.Canceled) {
+		if _, err := c.Search(ctx, patent.SearchQuery{Company: "Acme", Since: since}); !errors.Is(err, context.Canceled) {
 			t.Errorf("Search with a cancelled context error = %v, want context.Canceled", err)
 		}
 		if n := fake.CallCount(); n != 0 {
@@ -950,7 +951,7 @@ func TestSearchEmptyCompany(t *testing.T) {
 	fake := serpapitest.New(t)
 	c := newClient(fake.BaseURL(), 5*time.Second, 0)
 	for _, company := range []string{"", "   "} {
-		if _, err := c.Search(t.Context(), serpapi.Query{Company: company, Since: since}); !errors.Is(err, serpapi.ErrUpstream) {
+		if _, err := c.Search(t.Context(), patent.SearchQuery{Company: company, Since: since}); !errors.Is(err, serpapi.ErrUpstream) {
 			t.Errorf("Search(%q) error = %v, want ErrUpstream", company, err)
 		}
 	}
@@ -1054,7 +1055,7 @@ func TestSecretsNotInErrorsOrLogs(t *testing.T) {
 				ctx, cancel = context.WithCancel(ctx)
 				time.AfterFunc(100*time.Millisecond, cancel)
 			}
-			_, err := c.Search(ctx, serpapi.Query{Company: "Acme", Since: since})
+			_, err := c.Search(ctx, patent.SearchQuery{Company: "Acme", Since: since})
 			if !errors.Is(err, serpapi.ErrUpstream) {
 				t.Fatalf("Search error = %v, want ErrUpstream", err)
 			}
@@ -1075,12 +1076,12 @@ func TestKey(t *testing.T) {
 	t.Parallel()
 	c := newClient("https://serpapi.com", time.Second, 0)
 	other := serpapi.NewClient("https://serpapi.com", "another-key", time.Second, 0, discardLogger())
-	base := serpapi.Query{Company: "Acme Corp", Since: since, Max: 10}
+	base := patent.SearchQuery{Company: "Acme Corp", Since: since, Max: 10}
 	k := c.Key(base)
 	if len(k) != 64 || strings.Trim(k, "0123456789abcdef") != "" {
 		t.Fatalf("Key(%+v) = %q, want 64 hex digits", base, k)
 	}
-	same := []serpapi.Query{
+	same := []patent.SearchQuery{
 		base,
 		{Company: "Acme Corp", Since: since.Add(8 * time.Hour), Max: 10}, // same date
 		{Company: "Acme Corp", Since: time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC), Max: 10},
@@ -1098,7 +1099,7 @@ func TestKey(t *testing.T) {
 		t.Errorf("Key(%+v) second call = %s, want %s", base, got, k)
 	}
 	keys := map[string]string{k: "base"}
-	for name, q := range map[string]serpapi.Query{
+	for name, q := range map[string]patent.SearchQuery{
 		"company":       {Company: "Acme Corporation", Since: since, Max: 10},
 		"company case":  {Company: "ACME CORP", Since: since, Max: 10},
 		"comma company": {Company: "Acme, Corp", Since: since, Max: 10},
@@ -1114,7 +1115,7 @@ func TestKey(t *testing.T) {
 		}
 		keys[got] = name
 	}
-	if c.Key(serpapi.Query{Company: "Acme Corp", Since: since, Max: 0}) != c.Key(serpapi.Query{Company: "Acme Corp", Since: since, Max: -1}) {
+	if c.Key(patent.SearchQuery{Company: "Acme Corp", Since: since, Max: 0}) != c.Key(patent.SearchQuery{Company: "Acme Corp", Since: since, Max: -1}) {
 		t.Errorf("Key with Max 0 and -1 differ, want the same (both: no limit)")
 	}
 	if strings.Contains(k, testKey) {
@@ -1128,7 +1129,7 @@ func TestKeyTracksRequest(t *testing.T) {
 	t.Parallel()
 	fake := serpapitest.New(t)
 	c := newClient(fake.BaseURL(), 5*time.Second, 0)
-	qs := []serpapi.Query{
+	qs := []patent.SearchQuery{
 		{Company: "Acme", Since: since, Max: 5},
 		{Company: "Acme", Since: since.Add(time.Hour), Max: 5},
 		{Company: "Acme, Inc", Since: since, Max: 5},
@@ -1163,7 +1164,7 @@ func TestConcurrentSearches(t *testing.T) {
 			if i%2 == 1 {
 				company = serpapitest.CompanyPhilips
 			}
-			_, errs[i] = c.Search(t.Context(), serpapi.Query{Company: company, Since: since, Max: 10})
+			_, errs[i] = c.Search(t.Context(), patent.SearchQuery{Company: company, Since: since, Max: 10})
 		})
 	}
 	wg.Wait()
@@ -1183,7 +1184,7 @@ func BenchmarkSearch(b *testing.B) {
 	}
 	fake.SetResults("Acme", 4321, results)
 	c := newClient(fake.BaseURL(), 5*time.Second, 0)
-	q := serpapi.Query{Company: "Acme", Since: since, Max: 10}
+	q := patent.SearchQuery{Company: "Acme", Since: since, Max: 10}
 	for b.Loop() {
 		if _, err := c.Search(context.Background(), q); err != nil {
 			b.Fatal(err)

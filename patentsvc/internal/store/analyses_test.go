@@ -190,7 +190,7 @@ func TestPatentsAndCaches(t *testing.T) {
 			t.Fatal("an entry older than the lifetime was served")
 		}
 
-		a := store.LLMAnswer{Key: "m|h", Model: "openai/gpt-4o-mini", AnsweredModel: "openai/gpt-4o-mini-2024", Response: "text", PromptTokens: 10, CompletionTokens: 5}
+		a := patent.LLMAnswer{Key: "m|h", Model: "openai/gpt-4o-mini", AnsweredModel: "openai/gpt-4o-mini-2024", Response: "text", PromptTokens: 10, CompletionTokens: 5}
 		if err := s.PutLLMCache(ctx, a); err != nil {
 			t.Fatal(err)
 		}

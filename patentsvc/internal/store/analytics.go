@@ -11,19 +11,11 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
-// MonthCount is one row of a trend: analyses in a calendar month (UTC,
-// "YYYY-MM") for a key (a company or an analysis type).
-type MonthCount struct {
-	Month string
-	Key   string
-	Count int64
-}
-
 // Trends counts the non-cached analyses since since, per calendar month
 // (UTC) and company, and per month and analysis type, oldest month first.
 // The months are computed here, not by SQL date functions, so PostgreSQL
 // and SQLite agree: one range-bounded GROUP BY per month.
-func (s *Store) Trends(ctx context.Context, since time.Time) (byCompany, byType []MonthCount, err error) {
+func (s *Store) Trends(ctx context.Context, since time.Time) (byCompany, byType []patent.MonthCount, err error) {
 	since = utc(since)
 	end := utc(s.now())
 	for m := time.Date(since.Year(), since.Month(), 1, 0, 0, 0, 0, time.UTC); m.Before(end) || m.Equal(end); m = m.AddDate(0, 1, 0) {
@@ -61,10 +53,10 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // sortedCounts lists a month's counts, largest first, then by key.
-func sortedCounts(month string, counts map[string]int64) []MonthCount {
-	out := make([]MonthCount, 0, len(counts))
+func sortedCounts(month string, counts map[string]int64) []patent.MonthCount {
+	out := make([]patent.MonthCount, 0, len(counts))
 	for k, n := range counts {
-		out = append(out, MonthCount{Month: month, Key: k, Count: n})
+		out = append(out, patent.MonthCount{Month: month, Key: k, Count: n})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Count != out[j].Count {
@@ -75,22 +67,11 @@ func sortedCounts(month string, counts map[string]int64) []MonthCount {
 	return out
 }
 
-// Usage is the analytics summary of a period.
-type Usage struct {
-	Total            int64
-	Cached           int64
-	ByType           map[string]int64
-	ByModel          map[string]int64
-	TopCompanies     []MonthCount // Month unused; Key is the company
-	PromptTokens     int64
-	CompletionTokens int64
-}
-
 // UsageSince sums the analyses since since. Cached analyses count only in
 // Cached; everything else is over non-cached ones.
-func (s *Store) UsageSince(ctx context.Context, since time.Time) (Usage, error) {
+func (s *Store) UsageSince(ctx context.Context, since time.Time) (patent.Usage, error) {
 	since = utc(since)
-	u := Usage{ByType: map[string]int64{}, ByModel: map[string]int64{}}
+	u := patent.Usage{ByType: map[string]int64{}, ByModel: map[string]int64{}}
 	base := func() *gorm.DB { return s.db.WithContext(ctx).Model(&analysisRow{}).Where("analyzed_at >= ?", since) }
 	var totals struct {
 		Total, Cached, Prompt, Completion int64
@@ -100,7 +81,7 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) (Usage, error) 
 		COALESCE(SUM(CASE WHEN NOT cached THEN prompt_tokens ELSE 0 END), 0) AS prompt,
 		COALESCE(SUM(CASE WHEN NOT cached THEN completion_tokens ELSE 0 END), 0) AS completion`).Scan(&totals).Error
 	if err != nil {
-		return Usage{}, fmt.Errorf("usage totals: %w", err)
+		return patent.Usage{}, fmt.Errorf("usage totals: %w", err)
 	}
 	u.Total, u.Cached, u.PromptTokens, u.CompletionTokens = totals.Total, totals.Cached, totals.Prompt, totals.Completion
 	type kc struct {
@@ -109,14 +90,14 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) (Usage, error) 
 	}
 	var rows []kc
 	if err := base().Where("NOT cached").Select("analysis_type AS k, COUNT(*) AS n").Group("analysis_type").Scan(&rows).Error; err != nil {
-		return Usage{}, fmt.Errorf("usage by type: %w", err)
+		return patent.Usage{}, fmt.Errorf("usage by type: %w", err)
 	}
 	for _, r := range rows {
 		u.ByType[r.K] = r.N
 	}
 	rows = nil
 	if err := base().Where("NOT cached").Select("COALESCE(model, '') AS k, COUNT(*) AS n").Group("model").Scan(&rows).Error; err != nil {
-		return Usage{}, fmt.Errorf("usage by model: %w", err)
+		return patent.Usage{}, fmt.Errorf("usage by model: %w", err)
 	}
 	for _, r := range rows {
 		u.ByModel[r.K] += r.N
@@ -124,10 +105,10 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) (Usage, error) 
 	rows = nil
 	if err := base().Where("NOT cached AND company_name IS NOT NULL").Select("company_name AS k, COUNT(*) AS n").
 		Group("company_name").Order("n DESC, k").Limit(10).Scan(&rows).Error; err != nil {
-		return Usage{}, fmt.Errorf("top companies: %w", err)
+		return patent.Usage{}, fmt.Errorf("top companies: %w", err)
 	}
 	for _, r := range rows {
-		u.TopCompanies = append(u.TopCompanies, MonthCount{Key: r.K, Count: r.N})
+		u.TopCompanies = append(u.TopCompanies, patent.MonthCount{Key: r.K, Count: r.N})
 	}
 	return u, nil
 }

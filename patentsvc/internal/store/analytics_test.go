@@ -35,8 +35,8 @@ func TestAnalyticsSameOnBothDialects(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	since := time.Date(2026, 8, 15, 0, 0, 0, 0, time.UTC)
 	type result struct {
-		ByCompany, ByType []store.MonthCount
-		Usage             store.Usage
+		ByCompany, ByType []patent.MonthCount
+		Usage             patent.Usage
 	}
 	var results []result
 	for _, d := range storetest.Dialects {
@@ -53,7 +53,7 @@ func TestAnalyticsSameOnBothDialects(t *testing.T) {
 			}
 			results = append(results, result{byCompany, byType, u})
 
-			want := []store.MonthCount{
+			want := []patent.MonthCount{
 				{Month: "2026-09", Key: "Acme Corp", Count: 2},
 				{Month: "2026-10", Key: "Acme Corp", Count: 1}, {Month: "2026-10", Key: "Beta Labs", Count: 1},
 				{Month: "2026-11", Key: "Beta Labs", Count: 1},
@@ -61,7 +61,7 @@ func TestAnalyticsSameOnBothDialects(t *testing.T) {
 			if !reflect.DeepEqual(byCompany, want) {
 				t.Errorf("by company = %v, want %v", byCompany, want)
 			}
-			wantType := []store.MonthCount{
+			wantType := []patent.MonthCount{
 				{Month: "2026-09", Key: "portfolio", Count: 1}, {Month: "2026-09", Key: "single_patent", Count: 1},
 				{Month: "2026-10", Key: "portfolio", Count: 2},
 				{Month: "2026-11", Key: "portfolio", Count: 1},
@@ -72,7 +72,7 @@ func TestAnalyticsSameOnBothDialects(t *testing.T) {
 			if u.Total != 5 || u.Cached != 1 || u.PromptTokens != 390 || u.CompletionTokens != 39 ||
 				u.ByType["portfolio"] != 4 || u.ByType["single_patent"] != 1 ||
 				u.ByModel["openai/gpt-4o-mini"] != 3 || u.ByModel["mistralai/mistral-nemo"] != 2 ||
-				fmt.Sprint(u.TopCompanies) != fmt.Sprint([]store.MonthCount{{Key: "Acme Corp", Count: 3}, {Key: "Beta Labs", Count: 2}}) {
+				fmt.Sprint(u.TopCompanies) != fmt.Sprint([]patent.MonthCount{{Key: "Acme Corp", Count: 3}, {Key: "Beta Labs", Count: 2}}) {
 				t.Errorf("usage = %+v", u)
 			}
 		})

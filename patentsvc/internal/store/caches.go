@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"gorm.io/gorm/clause"
 )
 
@@ -43,16 +44,6 @@ func (s *Store) PutSearchCache(ctx context.Context, key string, body []byte) err
 	return nil
 }
 
-// LLMAnswer is a cached language-model answer.
-type LLMAnswer struct {
-	Key              string
-	Model            string // requested
-	AnsweredModel    string // the model that actually answered
-	Response         string
-	PromptTokens     int
-	CompletionTokens int
-}
-
 type llmCacheRow struct {
 	CacheKey         string `gorm:"primaryKey"`
 	Model            string
@@ -66,20 +57,20 @@ type llmCacheRow struct {
 func (llmCacheRow) TableName() string { return "llm_cache" }
 
 // LLMCache returns the cached answer for key.
-func (s *Store) LLMCache(ctx context.Context, key string) (LLMAnswer, bool, error) {
+func (s *Store) LLMCache(ctx context.Context, key string) (patent.LLMAnswer, bool, error) {
 	var row llmCacheRow
 	if err := s.db.WithContext(ctx).Where("cache_key = ?", key).Limit(1).Find(&row).Error; err != nil {
-		return LLMAnswer{}, false, fmt.Errorf("read llm cache: %w", err)
+		return patent.LLMAnswer{}, false, fmt.Errorf("read llm cache: %w", err)
 	}
 	if row.CacheKey == "" {
-		return LLMAnswer{}, false, nil
+		return patent.LLMAnswer{}, false, nil
 	}
-	return LLMAnswer{Key: row.CacheKey, Model: row.Model, AnsweredModel: deref(row.AnsweredModel), Response: row.Response,
+	return patent.LLMAnswer{Key: row.CacheKey, Model: row.Model, AnsweredModel: deref(row.AnsweredModel), Response: row.Response,
 		PromptTokens: row.PromptTokens, CompletionTokens: row.CompletionTokens}, true, nil
 }
 
 // PutLLMCache stores (or replaces) an answer.
-func (s *Store) PutLLMCache(ctx context.Context, a LLMAnswer) error {
+func (s *Store) PutLLMCache(ctx context.Context, a patent.LLMAnswer) error {
 	row := llmCacheRow{CacheKey: a.Key, Model: a.Model, AnsweredModel: opt(a.AnsweredModel), Response: a.Response,
 		PromptTokens: a.PromptTokens, CompletionTokens: a.CompletionTokens, CreatedAt: utc(s.now())}
 	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{

@@ -94,6 +94,7 @@ func Open(ctx context.Context, dsn string, pool Pool, logger *slog.Logger, now f
 		sqlDB.Close()
 		return nil, err
 	}
+	logger.Info("database ready", "dialect", dialect)
 	return s, nil
 }
 

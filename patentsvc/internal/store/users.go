@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"gorm.io/gorm"
@@ -228,4 +229,26 @@ func (s *Store) PruneRefreshTokens(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("prune refresh tokens: %w", res.Error)
 	}
 	return res.RowsAffected, nil
+}
+
+// PruneInterval is how often RunPruner deletes expired refresh tokens.
+const PruneInterval = time.Hour
+
+// RunPruner deletes expired refresh tokens every interval until ctx ends.
+// A failed round is logged and tried again at the next one.
+func (s *Store) RunPruner(ctx context.Context, interval time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := s.PruneRefreshTokens(ctx); err != nil && ctx.Err() == nil {
+				logger.Warn("pruning refresh tokens failed", "err", err.Error())
+			} else if n > 0 {
+				logger.Info("pruned expired refresh tokens", "count", n)
+			}
+		}
+	}
 }

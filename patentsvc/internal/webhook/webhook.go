@@ -17,8 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/retry"
-	sharedredact "github.com/gatewayapis/shared/redact"
+	"github.com/gatewayapis/shared/redact"
+	"github.com/gatewayapis/shared/retry"
 
 	"github.com/google/uuid"
 )
@@ -29,11 +29,23 @@ const (
 	EventAlert        = "alert.patent_count_change"
 )
 
+// The delivery settings of decisions.md ("Webhooks"), which run() passes
+// to New.
+const (
+	// AttemptTimeout bounds one delivery attempt; the Standard Webhooks
+	// spec suggests 15 to 30 s.
+	AttemptTimeout = 15 * time.Second
+	// Attempts is the total number of tries of one delivery.
+	Attempts = 4
+	// FirstRetryWait is the wait before the first retry, doubled for each
+	// further one (with jitter).
+	FirstRetryWait = time.Second
+	// QueueSize is the capacity of each URL's queue.
+	QueueSize = 1000
+)
+
 const (
 	userAgent = "patentsvc/1.0 webhooks (+https://github.com/gatewayapis)"
-	// defaultTimeout is used when New gets a non-positive timeout; the
-	// Standard Webhooks spec suggests 15 to 30 s per attempt.
-	defaultTimeout = 15 * time.Second
 	// maxRetryAfter caps how long a Retry-After can hold the next attempt:
 	// each URL has one worker, so a long wait holds that URL's queue.
 	maxRetryAfter = 30 * time.Second
@@ -125,13 +137,16 @@ type message struct {
 // positive); attempts is the total number of tries (decisions.md: 4) and
 // backoff the first wait (decisions.md: 1 s), doubled for each retry. queue
 // is the capacity of each URL's queue (at least 1); events beyond it are
-// dropped with an ERROR log. logger may be nil.
-func New(urls []string, secret string, timeout time.Duration, attempts int, backoff time.Duration, queue int, logger *slog.Logger) *Dispatcher {
+// dropped with an ERROR log. logger may be nil. Deliveries run in a
+// context derived from base: its values carry over, its cancellation does
+// not (queued events are flushed after the shutdown signal, until
+// Shutdown's deadline).
+func New(base context.Context, urls []string, secret string, timeout time.Duration, attempts int, backoff time.Duration, queue int, logger *slog.Logger) *Dispatcher {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	if timeout <= 0 {
-		timeout = defaultTimeout
+		timeout = AttemptTimeout
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 2
@@ -148,7 +163,7 @@ func New(urls []string, secret string, timeout time.Duration, attempts int, back
 		now:      time.Now,
 		drained:  make(chan struct{}),
 	}
-	d.life, d.kill = context.WithCancel(context.Background())
+	d.life, d.kill = context.WithCancel(context.WithoutCancel(base))
 	if secret != "" {
 		key, err := signingKey(secret)
 		if err != nil {
@@ -408,7 +423,7 @@ func (r result) attrs(attempts int) []any {
 		a = append(a, "slack_error", r.slackError)
 	}
 	if r.err != nil {
-		a = append(a, "err", redact(r.err))
+		a = append(a, "err", redact.Error(r.err))
 	}
 	return a
 }
@@ -461,6 +476,3 @@ func (d *Dispatcher) wait(attempt int, retryAfter time.Duration) time.Duration {
 	w := retry.Jitter(retry.Exponential(min(d.backoff, maxBackoff), maxBackoff, attempt-1))
 	return max(w, min(retryAfter, maxRetryAfter))
 }
-
-// redact returns err's text without URLs, hosts or addresses.
-func redact(err error) string { return sharedredact.Error(err) }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatewayapis/shared/redact"
 )
 
 func TestWait(t *testing.T) {
@@ -68,7 +70,7 @@ func TestRedact(t *testing.T) {
 		&url.Error{Op: "Post", URL: u, Err: &net.DNSError{Err: "no such host", Name: "hooks.slack.com"}},
 		&url.Error{Op: "Post", URL: u, Err: fmt.Errorf("context deadline exceeded")},
 	} {
-		got := redact(err)
+		got := redact.Error(err)
 		for _, leak := range []string{"TOKEN", "QUERY", "hooks.slack.com", "10.1.2.3", "/services"} {
 			if strings.Contains(got, leak) {
 				t.Errorf("redact(%v) = %q, holds %q", err, got, leak)

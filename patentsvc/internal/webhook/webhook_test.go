@@ -58,7 +58,7 @@ func TestFormatPerURL(t *testing.T) {
 	slack := newReceiver(t, nil)
 	generic := newReceiver(t, nil)
 	logger, _ := newLogger()
-	d := webhook.New([]string{
+	d := webhook.New(t.Context(), []string{
 		"https://hooks.slack.com/services/T0/B0/TOKEN",
 		"https://hooks.slack.com/triggers/T0/1/abc",
 		generic.URL + "/hook",
@@ -127,7 +127,7 @@ func jsonKeys(tb testing.TB, body []byte) []string {
 
 func TestGenericBodyAndHeaders(t *testing.T) {
 	rc := newReceiver(t, nil)
-	d := webhook.New([]string{rc.URL + "/hook"}, "", 5*time.Second, 4, fastBackoff, 10, nil)
+	d := webhook.New(t.Context(), []string{rc.URL + "/hook"}, "", 5*time.Second, 4, fastBackoff, 10, nil)
 	run(t, d)
 
 	at := time.Date(2025, 3, 4, 10, 11, 12, 0, time.FixedZone("CET", 3600))
@@ -215,7 +215,7 @@ func TestSignature(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rc := newReceiver(t, nil)
-			d := webhook.New([]string{rc.URL}, tt.secret, 5*time.Second, 4, fastBackoff, 10, nil)
+			d := webhook.New(t.Context(), []string{rc.URL}, tt.secret, 5*time.Second, 4, fastBackoff, 10, nil)
 			run(t, d)
 			d.Send(webhook.Event{Type: webhook.EventJobCompleted, Data: map[string]string{"job_id": "j1"}})
 			g := rc.waitN(t, 1, 10*time.Second)[0]
@@ -245,7 +245,7 @@ func TestSignature(t *testing.T) {
 
 func TestSlackMessage(t *testing.T) {
 	rc := newReceiver(t, nil)
-	d := webhook.New([]string{"https://hooks.slack.com/services/T0/B0/TOKEN"}, whsecSecret, 5*time.Second, 4, fastBackoff, 10, nil)
+	d := webhook.New(t.Context(), []string{"https://hooks.slack.com/services/T0/B0/TOKEN"}, whsecSecret, 5*time.Second, 4, fastBackoff, 10, nil)
 	webhook.SetTransport(d, rewrite{"hooks.slack.com": rc.URL})
 	run(t, d)
 
@@ -370,7 +370,7 @@ func TestRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rc := newReceiver(t, tt.respond)
 			logger, logs := newLogger()
-			d := webhook.New([]string{rc.URL + "/hook"}, whsecSecret, 200*time.Millisecond, 4, fastBackoff, 10, logger)
+			d := webhook.New(t.Context(), []string{rc.URL + "/hook"}, whsecSecret, 200*time.Millisecond, 4, fastBackoff, 10, logger)
 			webhook.SetClock(d, clock())
 			run(t, d)
 			d.Send(webhook.Event{Type: webhook.EventJobCompleted, Data: map[string]int{"n": 1}})
@@ -412,7 +412,7 @@ func TestRetries(t *testing.T) {
 
 func TestNetworkErrorRetried(t *testing.T) {
 	logger, logs := newLogger()
-	d := webhook.New([]string{closedURL(t, "/hook")}, "", time.Second, 3, fastBackoff, 10, logger)
+	d := webhook.New(t.Context(), []string{closedURL(t, "/hook")}, "", time.Second, 3, fastBackoff, 10, logger)
 	run(t, d)
 	d.Send(webhook.Event{Type: webhook.EventJobCompleted})
 	logs.waitFor(t, 1, `"msg":"webhook delivery failed"`, `"attempts":3`, `"err":"dial: connect`)
@@ -425,7 +425,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 			w.WriteHeader(http.StatusTooManyRequests)
 		}
 	})
-	d := webhook.New([]string{rc.URL}, "", 5*time.Second, 4, fastBackoff, 10, nil)
+	d := webhook.New(t.Context(), []string{rc.URL}, "", 5*time.Second, 4, fastBackoff, 10, nil)
 	run(t, d)
 	d.Send(webhook.Event{Type: webhook.EventJobCompleted})
 	got := rc.waitN(t, 2, 10*time.Second)
@@ -440,7 +440,7 @@ func TestDeadEndpoint(t *testing.T) {
 	dead := deadEndpoint(t)
 	healthy := newReceiver(t, nil)
 	const timeout = 20 * time.Second
-	d := webhook.New([]string{dead.URL, healthy.URL}, whsecSecret, timeout, 4, time.Second, 100, nil)
+	d := webhook.New(t.Context(), []string{dead.URL, healthy.URL}, whsecSecret, timeout, 4, time.Second, 100, nil)
 	run(t, d)
 
 	start := time.Now()
@@ -469,7 +469,7 @@ func TestDeadEndpoint(t *testing.T) {
 func TestQueueOverflow(t *testing.T) {
 	rc := newReceiver(t, nil)
 	logger, logs := newLogger()
-	d := webhook.New([]string{rc.URL + "/hook"}, "", 5*time.Second, 4, fastBackoff, 2, logger)
+	d := webhook.New(t.Context(), []string{rc.URL + "/hook"}, "", 5*time.Second, 4, fastBackoff, 2, logger)
 
 	start := time.Now()
 	for i := 1; i <= 5; i++ { // no Run yet: nothing drains the queue
@@ -523,7 +523,7 @@ func TestShutdownFlushes(t *testing.T) {
 				}
 			})
 			logger, logs := newLogger()
-			d := webhook.New([]string{rc.URL}, "", 5*time.Second, 4, fastBackoff, 10, logger)
+			d := webhook.New(t.Context(), []string{rc.URL}, "", 5*time.Second, 4, fastBackoff, 10, logger)
 			runCtx, stopRun := context.WithCancel(context.Background())
 			runDone := make(chan struct{})
 			if tt.withRun {
@@ -563,7 +563,7 @@ func TestShutdownFlushes(t *testing.T) {
 func TestShutdownDeadline(t *testing.T) {
 	dead := deadEndpoint(t)
 	logger, logs := newLogger()
-	d := webhook.New([]string{dead.URL}, "", 30*time.Second, 4, fastBackoff, 10, logger)
+	d := webhook.New(t.Context(), []string{dead.URL}, "", 30*time.Second, 4, fastBackoff, 10, logger)
 	run(t, d)
 	for range 3 {
 		d.Send(webhook.Event{Type: webhook.EventJobCompleted})
@@ -610,7 +610,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		"::not a url PATHSECRET",
 	}
 	logger, logs := newLogger()
-	d := webhook.New(urls, whsecSecret, time.Second, 2, fastBackoff, 10, logger)
+	d := webhook.New(t.Context(), urls, whsecSecret, time.Second, 2, fastBackoff, 10, logger)
 	webhook.SetTransport(d, rewrite{"hooks.slack.com": slack.URL})
 	run(t, d)
 	d.Send(webhook.Event{Type: webhook.EventJobCompleted, Summary: "done"})

@@ -40,18 +40,15 @@ func main() {
 	}
 }
 
+// run is the service's wiring, top to bottom: it serves until ctx ends or
+// SIGINT/SIGTERM arrives, shuts down within SHUTDOWN_TIMEOUT and returns
+// nil, or returns the error that kept it from starting or serving. args[1]
+// may name a subcommand instead.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
 	if len(args) > 1 {
-		switch args[1] {
-		case "version":
-			fmt.Fprintln(stdout, version)
-			return nil
-		default:
-			return fmt.Errorf("unknown command %q (usage: vinsvc [version])", args[1])
-		}
+		return command(args[1], stdout)
 	}
 
 	// Configuration and logging.
@@ -59,22 +56,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	logger.Info("starting vinsvc", "version", version, "config", cfg)
-	if cfg.ProxySecretDefaulted {
-		logger.Warn("PROXY_SECRET is not set; using the development secret " + config.DevProxySecret + " (APP_ENV=development only)")
-	}
+	logger := newLogger(cfg, stdout)
 
 	// Stores.
 	store, err := cache.Open(cfg.CachePath, cfg.CacheTTL, logger, time.Now)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := store.Close(); err != nil {
-			logger.Error("closing cache failed", "err", err.Error())
-		}
-	}()
+	defer closeCache(store, logger)
 
 	// Clients and domain services.
 	reg := observe.NewRegistry()
@@ -82,10 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		logger, vpic.NewMetrics(reg))
 	decoder := vin.NewDecoder(store, client, client.MaxCallDuration(), logger, time.Now)
 	monitor := vpic.NewMonitor(client.Ping, min(client.MaxCallDuration(), cfg.UpstreamCheckInterval), logger, time.Now)
-	var limiter *ratelimit.Limiter
-	if cfg.RateLimits != nil {
-		limiter = ratelimit.New(cfg.RateLimits, time.Now)
-	}
+	limiter := newLimiter(cfg.RateLimits)
 
 	// HTTP server.
 	handler := httpapi.NewServer(logger, cfg.ProxySecrets(), decoder, store, limiter, monitor, reg, time.Now(), time.Now)
@@ -93,32 +79,92 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
 	}
-	srv := graceful.NewServer(handler, logger, client.MaxCallDuration()+10*time.Second)
+	srv := graceful.NewServer(handler, logger, client.MaxCallDuration()+httpapi.WriteSlack)
 
-	// Background workers.
+	// Background loops, on a context that ends with ctx or a serving failure.
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
-	var workers sync.WaitGroup
-	workers.Go(func() { store.RunSweeper(bg, cfg.CacheSweepInterval) })
-	workers.Go(func() { monitor.Run(bg, cfg.UpstreamCheckInterval) })
+	var loops sync.WaitGroup
+	loops.Go(func() { store.RunSweeper(bg, cfg.CacheSweepInterval) })
+	loops.Go(func() { monitor.Run(bg, cfg.UpstreamCheckInterval) })
 	if limiter != nil {
-		workers.Go(func() { limiter.RunJanitor(bg, time.Minute) })
+		loops.Go(func() { limiter.RunJanitor(bg, ratelimit.JanitorInterval) })
 	}
 
 	// Serve until SIGTERM/SIGINT, then shut down in reverse order, every
 	// step within SHUTDOWN_TIMEOUT of the signal: the HTTP server drains,
 	// the background loops stop, upstream calls that outlived their
-	// requests store their answers, the cache closes.
+	// requests store their answers, the cache closes (deferred above).
 	drain, stopDrain, serveErr := graceful.Run(ctx, cfg.ShutdownTimeout, srv, ln, logger)
 	defer stopDrain()
 	stopBG()
-	workers.Wait()
-	if err := decoder.Wait(drain); err != nil {
-		logger.Warn("upstream calls still running at the shutdown deadline; their answers are not cached", "err", err.Error())
-	}
+	waitForWork(drain, &loops, decoder, logger)
 	if serveErr != nil {
 		return serveErr
 	}
 	logger.Info("vinsvc stopped")
 	return nil
+}
+
+// command runs a subcommand instead of serving.
+func command(name string, stdout io.Writer) error {
+	if name != "version" {
+		return fmt.Errorf("unknown command %q (usage: vinsvc [version])", name)
+	}
+	fmt.Fprintln(stdout, version)
+	return nil
+}
+
+// newLogger returns the service's JSON logger on stdout and logs the
+// effective configuration once.
+func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
+	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	logger.Info("starting vinsvc", "version", version, "config", cfg)
+	if cfg.ProxySecretDefaulted {
+		logger.Warn("PROXY_SECRET is not set; using the development secret " + config.DevProxySecret + " (APP_ENV=development only)")
+	}
+	return logger
+}
+
+// newLimiter returns the rate limiter for plans, nil when RATE_LIMITS is
+// off (plans is nil).
+func newLimiter(plans ratelimit.Plans) *ratelimit.Limiter {
+	if plans == nil {
+		return nil
+	}
+	return ratelimit.New(plans, time.Now)
+}
+
+// closeCache closes the cache file, logging a failure: by then the service
+// has stopped serving and nothing is left to return it to.
+func closeCache(store *cache.Cache, logger *slog.Logger) {
+	if err := store.Close(); err != nil {
+		logger.Error("closing cache failed", "err", err.Error())
+	}
+}
+
+// waitForWork waits, until drain ends, for the background loops (already
+// told to stop) and then for the upstream calls that outlived their
+// requests, so that their answers are cached before the cache closes. What
+// is still running at the deadline is logged and left behind.
+func waitForWork(drain context.Context, loops *sync.WaitGroup, decoder *vin.Decoder, logger *slog.Logger) {
+	if err := waitGroup(drain, loops); err != nil {
+		logger.Warn("background loops still running at the shutdown deadline", "err", err.Error())
+	}
+	if err := decoder.Wait(drain); err != nil {
+		logger.Warn("upstream calls still running at the shutdown deadline; their answers are not cached", "err", err.Error())
+	}
+}
+
+// waitGroup waits for wg until ctx ends; it returns ctx's error when the
+// wait was cut short.
+func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -327,16 +327,9 @@ func (c *Cache) RunSweeper(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// Stats describes the store for the health report and metrics.
-type Stats struct {
-	Entries   int64
-	SizeBytes int64
-	Evictions uint64
-}
-
 // Stats returns the entry count, file size and evictions since start.
-func (c *Cache) Stats() Stats {
-	s := Stats{Entries: c.entries.Load(), Evictions: c.evictions.Load()}
+func (c *Cache) Stats() vin.CacheStats {
+	s := vin.CacheStats{Entries: c.entries.Load(), Evictions: c.evictions.Load()}
 	if fi, err := os.Stat(c.db.Path()); err == nil {
 		s.SizeBytes = fi.Size()
 	}

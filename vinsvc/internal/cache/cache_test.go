@@ -823,7 +823,7 @@ func TestCheckAndStats(t *testing.T) {
 	if err := c.Check(ctx); err != nil {
 		t.Errorf("Check() after Put = %v, want nil", err)
 	}
-	want := cache.Stats{Entries: 20, Evictions: 0}
+	want := vin.CacheStats{Entries: 20, Evictions: 0}
 	got := c.Stats()
 	if got.SizeBytes <= 0 {
 		t.Errorf("Stats().SizeBytes = %d, want > 0", got.SizeBytes)

@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gatewayapis/vinsvc/internal/vin"
-	"github.com/gatewayapis/vinsvc/internal/vpic"
 )
 
 // MaxBatch is the most VINs one POST /v1/batch may hold.
@@ -156,7 +155,7 @@ func handleBatch(dec Decoder) echo.HandlerFunc {
 			}
 			resp.Results[i] = fromOutcome(o, withRaw)
 		}
-		c.Response().Header().Set("X-Data-Source", vpic.DataSource)
+		c.Response().Header().Set("X-Data-Source", vin.DataSource)
 		return c.JSON(http.StatusOK, resp)
 	}
 }

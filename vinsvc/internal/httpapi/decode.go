@@ -6,7 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gatewayapis/vinsvc/internal/vin"
-	"github.com/gatewayapis/vinsvc/internal/vpic"
 )
 
 // handleDecode serves GET /v1/decode?vin=&raw=.
@@ -41,7 +40,7 @@ func handleDecode(dec Decoder) echo.HandlerFunc {
 	}
 }
 
-var dataSource = []string{vpic.DataSource}
+var dataSource = []string{vin.DataSource}
 
 // parseRaw reads the raw flag: true, false, 1 or 0 (decisions.md), absent
 // meaning false; anything else is a 400.

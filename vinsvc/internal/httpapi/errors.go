@@ -9,7 +9,6 @@ import (
 
 	"github.com/gatewayapis/shared/httperr"
 	"github.com/gatewayapis/vinsvc/internal/vin"
-	"github.com/gatewayapis/vinsvc/internal/vpic"
 )
 
 // Error codes of the Error body (decisions.md, "Wire contract").
@@ -30,7 +29,7 @@ var statusTable = []struct {
 	message string // empty: the error's own text
 }{
 	{vin.ErrInvalid, http.StatusBadRequest, codeInvalidVIN, ""},
-	{vpic.ErrUpstream, http.StatusInternalServerError, codeUpstream, "the vehicle data upstream failed or answered garbage; try again later"},
+	{vin.ErrUpstream, http.StatusInternalServerError, codeUpstream, "the vehicle data upstream failed or answered garbage; try again later"},
 	{context.DeadlineExceeded, http.StatusInternalServerError, codeUpstream, "the vehicle data upstream did not answer in time; try again later"},
 }
 

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"log/slog"
 	"math"
 	"net/http"
 	"time"
@@ -42,7 +41,7 @@ func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, started tim
 
 		body := healthJSON{
 			Status:        "ok",
-			Version:       Version,
+			Version:       InterfaceVersion,
 			UptimeSeconds: int64(now().Sub(started).Seconds()),
 			Cache: cacheJSON{
 				Entries:    st.Entries,
@@ -66,32 +65,11 @@ func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, started tim
 	}
 }
 
-// handleLivez answers 200 while the process serves (the liveness probe).
-func handleLivez() echo.HandlerFunc {
-	return func(c echo.Context) error {
-		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
-	}
-}
-
-// handleReadyz answers 200 when the cache store answers, 503 otherwise (the
-// readiness probe). It never depends on the upstream: the cache serves
-// while the upstream is down.
-func handleReadyz(store Store, logger *slog.Logger) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
-		defer cancel()
-		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-		if err := store.Check(ctx); err != nil {
-			logger.WarnContext(ctx, "not ready", "err", err.Error())
-			return c.JSON(http.StatusServiceUnavailable, errorBody{
-				Error: "SERVICE_UNAVAILABLE", Message: "cache store unavailable", Status: http.StatusServiceUnavailable})
-		}
-		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
-	}
-}
-
 func round(f float64, places int) float64 {
 	p := math.Pow(10, float64(places))
 	return math.Round(f*p) / p
 }
+
+// readyTimeout bounds the readiness probe's check of the service's own
+// store.
+const readyTimeout = time.Second

@@ -21,7 +21,9 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, proxySecrets []string, dec Dec
 	v1.POST("/batch", handleBatch(dec), secret, limit(limiter, batchCost))
 	v1.GET("/health", handleHealth(store, dec, monitor, started, now))
 
-	e.GET("/livez", handleLivez())
-	e.GET("/readyz", handleReadyz(store, logger))
+	// Readiness checks the cache store only, never vPIC: the cache serves
+	// while the upstream is down.
+	e.GET("/livez", observe.Livez())
+	e.GET("/readyz", observe.Readyz(store.Check, readyTimeout, "cache store unavailable", logger))
 	e.GET("/metrics", echo.WrapHandler(observe.Handler(reg)))
 }

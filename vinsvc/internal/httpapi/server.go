@@ -17,18 +17,25 @@ import (
 	"github.com/gatewayapis/shared/httperr"
 	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/shared/requestid"
-	"github.com/gatewayapis/vinsvc/internal/cache"
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
 	"github.com/gatewayapis/vinsvc/internal/vin"
-	"github.com/gatewayapis/vinsvc/internal/vpic"
 )
 
 // BodyLimit is the largest request body accepted (decisions.md: 64 KiB;
 // Echo reads "64K" as 64,000 bytes, "64KiB" as 65,536).
 const BodyLimit = "64KiB"
 
-// Version is the interface version reported by the health endpoint.
-const Version = "1.0.0"
+// WriteSlack is how long past the longest upstream call a response may
+// take: the http.Server's WriteTimeout is the upstream client's
+// MaxCallDuration plus WriteSlack, so a request that waits for a slow
+// upstream is not cut off while its answer is written.
+const WriteSlack = 10 * time.Second
+
+// InterfaceVersion is the version of the interface specification this
+// server implements (docs/openapi/vinsvc.yaml), fixed by the contract and
+// reported by the health endpoint. It is not the build's version: that is
+// main.version, set at link time and logged at start.
+const InterfaceVersion = "1.0.0"
 
 // Decoder decodes VINs; *vin.Decoder implements it.
 type Decoder interface {
@@ -40,14 +47,14 @@ type Decoder interface {
 
 // Store is what the API needs of the cache; *cache.Cache implements it.
 type Store interface {
-	Stats() cache.Stats
+	Stats() vin.CacheStats
 	Check(ctx context.Context) error
 }
 
 // UpstreamMonitor reports the last upstream check; *vpic.Monitor implements
 // it.
 type UpstreamMonitor interface {
-	State() vpic.UpstreamState
+	State() vin.UpstreamState
 }
 
 // NewServer builds the service's router with its middleware and routes.

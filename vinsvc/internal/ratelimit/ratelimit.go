@@ -24,6 +24,11 @@ import (
 // DefaultPlan is the plan used when a request names none or an unknown one.
 const DefaultPlan = "DEFAULT"
 
+// JanitorInterval is how often the service's janitor (RunJanitor) drops
+// idle buckets: often enough that memory follows the active subscribers,
+// rarely enough that the sweep's lock goes unnoticed.
+const JanitorInterval = time.Minute
+
 // Limit is N requests per Per.
 type Limit struct {
 	N   int

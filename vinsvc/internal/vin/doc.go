@@ -3,7 +3,9 @@
 //
 // It imports no web framework, database or upstream client: the cache and
 // the upstream are small interfaces defined here and implemented by the
-// cache and vpic packages.
+// cache and vpic packages. What the HTTP layer reports of them (CacheStats,
+// UpstreamState, DataSource, the ErrUpstream kind) is defined here too, so
+// httpapi depends on this package only, never on cache or vpic.
 //
 // # Caveats
 //

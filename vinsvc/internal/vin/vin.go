@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -13,6 +14,47 @@ const Len = 17
 
 // ErrInvalid is returned for a string that is not a valid 17-character VIN.
 var ErrInvalid = errors.New("invalid vin")
+
+// ErrUpstream is the kind of every failure to get an answer from the
+// upstream: callers test for it with errors.Is. The upstream client keeps
+// its own sentinel of this kind (vpic.ErrUpstream, made with NewKindError),
+// so the HTTP layer classifies upstream failures without importing the
+// client.
+var ErrUpstream = errors.New("upstream failure")
+
+// NewKindError returns an error whose text is msg and that matches kind
+// under errors.Is, besides itself. A dependency package uses it for a
+// sentinel of its own (own text, own identity) that callers can still
+// classify by the domain's kind, such as ErrUpstream.
+func NewKindError(kind error, msg string) error { return &kindError{kind: kind, msg: msg} }
+
+// kindError is a sentinel that belongs to a domain kind of error.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+
+// Is reports whether target is e's kind; errors.Is checks e itself first.
+func (e *kindError) Is(target error) bool { return target == e.kind }
+
+// DataSource names the upstream data source in responses (X-Data-Source).
+const DataSource = "NHTSA vPIC"
+
+// CacheStats describes the cache store for the health report and metrics.
+type CacheStats struct {
+	Entries   int64
+	SizeBytes int64
+	Evictions uint64
+}
+
+// UpstreamState is the result of the last upstream check.
+type UpstreamState struct {
+	Reachable bool
+	// LastCheck is zero until a check has finished.
+	LastCheck time.Time
+}
 
 // Normalize returns s trimmed of surrounding white space and uppercased, the
 // form a VIN is validated, cached and answered in.

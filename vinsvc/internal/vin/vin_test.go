@@ -2,6 +2,7 @@ package vin_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -66,4 +67,26 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) error %v does not wrap ErrInvalid", s, err)
 		}
 	})
+}
+
+func TestNewKindError(t *testing.T) {
+	own := vin.NewKindError(vin.ErrUpstream, "client failure")
+	wrapped := fmt.Errorf("%w: decode: status 503", own)
+	if got, want := wrapped.Error(), "client failure: decode: status 503"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	for _, tt := range []struct {
+		name   string
+		target error
+		want   bool
+	}{
+		{"its kind", vin.ErrUpstream, true},
+		{"itself", own, true},
+		{"another kind", vin.ErrInvalid, false},
+		{"another error of the kind", vin.NewKindError(vin.ErrUpstream, "client failure"), false},
+	} {
+		if got := errors.Is(wrapped, tt.target); got != tt.want {
+			t.Errorf("errors.Is(wrapped, %s) = %t, want %t", tt.name, got, tt.want)
+		}
+	}
 }

@@ -14,8 +14,9 @@
 //     reports an execution error, and records without an ErrorCode. All of
 //     them wrap ErrUpstream.
 //   - Network errors, timeouts, 429 and 5xx (but 501) are retried with
-//     exponential back-off and jitter; other statuses are not. Retry-After is
-//     honoured up to the maximum wait.
+//     exponential back-off and jitter; other statuses are not. Retry-After
+//     (delay seconds or an HTTP date) is honoured up to the maximum wait.
+//     The wait is shared/retry's Backoff, the rule patentsvc's clients use.
 //   - Every attempt waits its turn on a pacer (UPSTREAM_MAX_RPS), because vPIC
 //     applies automatic traffic controls. The wait counts against the
 //     attempt's timeout.

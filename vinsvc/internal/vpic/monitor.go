@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
 // Monitor checks the upstream periodically and remembers the last result,
@@ -62,16 +64,9 @@ func (m *Monitor) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// UpstreamState is the result of the last check.
-type UpstreamState struct {
-	Reachable bool
-	// LastCheck is zero until a check has finished.
-	LastCheck time.Time
-}
-
 // State returns the last check's result.
-func (m *Monitor) State() UpstreamState {
+func (m *Monitor) State() vin.UpstreamState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return UpstreamState{Reachable: m.reachable, LastCheck: m.lastCheck}
+	return vin.UpstreamState{Reachable: m.reachable, LastCheck: m.lastCheck}
 }

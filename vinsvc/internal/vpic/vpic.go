@@ -4,31 +4,26 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
-
-	sharedredact "github.com/gatewayapis/shared/redact"
 
 	"github.com/hashicorp/go-cleanhttp"
 	"github.com/hashicorp/go-retryablehttp"
 	"golang.org/x/time/rate"
 
+	"github.com/gatewayapis/shared/redact"
+	"github.com/gatewayapis/shared/retry"
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
-// ErrUpstream is wrapped by every failure to get an answer from vPIC.
-var ErrUpstream = errors.New("upstream failure")
-
-// DataSource names the data source in responses (X-Data-Source).
-const DataSource = "NHTSA vPIC"
+// ErrUpstream is wrapped by every failure to get an answer from vPIC. It
+// is of the domain kind vin.ErrUpstream: errors.Is matches either.
+var ErrUpstream = vin.NewKindError(vin.ErrUpstream, "upstream failure")
 
 // MaxBatch is the most VINs vPIC takes in one batch call.
 const MaxBatch = 50
@@ -77,7 +72,7 @@ func NewClient(baseURL string, timeout time.Duration, retries int, maxRPS float6
 		RetryWaitMax: retryWaitMax,
 		RetryMax:     retries,
 		CheckRetry:   retryablehttp.DefaultRetryPolicy,
-		Backoff:      backoff,
+		Backoff:      retry.Backoff,
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
 		RequestLogHook: func(_ retryablehttp.Logger, req *http.Request, attempt int) {
 			if attempt > 0 {
@@ -101,7 +96,7 @@ func (c *Client) Decode(ctx context.Context, v string) (vin.Decoded, error) {
 	u := c.baseURL + "/DecodeVinValues/" + url.PathEscape(v) + "?format=json"
 	req, err := retryablehttp.NewRequestWithContext(withOp(ctx, opDecode), http.MethodGet, u, nil)
 	if err != nil {
-		return vin.Decoded{}, fmt.Errorf("%w: decode: build request: %v", ErrUpstream, redact(err))
+		return vin.Decoded{}, fmt.Errorf("%w: decode: build request: %v", ErrUpstream, redact.Error(err))
 	}
 	recs, err := c.do(req, opDecode)
 	if err != nil {
@@ -132,7 +127,7 @@ func (c *Client) DecodeBatch(ctx context.Context, vins []string) ([]vin.Outcome,
 	req, err := retryablehttp.NewRequestWithContext(withOp(ctx, opBatch), http.MethodPost,
 		c.baseURL+"/DecodeVINValuesBatch/", strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, fmt.Errorf("%w: batch: build request: %v", ErrUpstream, redact(err))
+		return nil, fmt.Errorf("%w: batch: build request: %v", ErrUpstream, redact.Error(err))
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	recs, err := c.do(req, opBatch)
@@ -173,7 +168,7 @@ func (c *Client) Ping(ctx context.Context) error {
 	u := c.baseURL + "/DecodeVinValues/" + ProbeVIN + "?format=json"
 	req, err := retryablehttp.NewRequestWithContext(withOp(ctx, opProbe), http.MethodGet, u, nil)
 	if err != nil {
-		return fmt.Errorf("%w: probe: build request: %v", ErrUpstream, redact(err))
+		return fmt.Errorf("%w: probe: build request: %v", ErrUpstream, redact.Error(err))
 	}
 	recs, err := c.do(req, opProbe)
 	if err != nil {
@@ -210,7 +205,7 @@ func (c *Client) do(req *retryablehttp.Request, op string) (recs []record, err e
 	resp, err := c.http.Do(req)
 	if err != nil {
 		outcome = outcomeNetwork
-		return nil, fmt.Errorf("%w: %s: %s", ErrUpstream, op, redact(err))
+		return nil, fmt.Errorf("%w: %s: %s", ErrUpstream, op, redact.Error(err))
 	}
 	defer func() {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
@@ -231,26 +226,6 @@ func (c *Client) do(req *retryablehttp.Request, op string) (recs []record, err e
 	}
 	return recs, nil
 }
-
-// backoff is exponential with "equal jitter" (half fixed, half random), so
-// retries from many pods spread out; a Retry-After from a 429 or 503 is
-// honoured up to max.
-func backoff(lo, hi time.Duration, attempt int, resp *http.Response) time.Duration {
-	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		if s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && s >= 0 {
-			return min(time.Duration(s)*time.Second, hi)
-		}
-	}
-	wait := lo << min(attempt, 20)
-	if wait <= 0 || wait > hi {
-		wait = hi
-	}
-	half := wait / 2
-	return half + rand.N(half+1)
-}
-
-// redact returns err's text without URLs, hosts or addresses.
-func redact(err error) string { return sharedredact.Error(err) }
 
 // pacedTransport makes every attempt wait for the limiter first.
 type pacedTransport struct {

@@ -1013,6 +1013,29 @@ func TestRetryWaits(t *testing.T) {
 	}
 }
 
+// TestRetryAfterHTTPDate checks that a Retry-After given as an HTTP date
+// (RFC 9110 section 10.2.3) is honoured like delay seconds: the retry waits
+// until that date. Lower bound only.
+func TestRetryAfterHTTPDate(t *testing.T) {
+	fake := vpictest.New(t)
+	// HTTP dates have whole seconds: this one is 1 to 2 s ahead.
+	at := time.Now().Add(2 * time.Second).UTC().Truncate(time.Second)
+	fake.Script(vpictest.Reply{Status: 503, Header: http.Header{"Retry-After": {at.Format(http.TimeFormat)}}})
+	c := newClient(fake.BaseURL(), 5*time.Second, 1)
+	if _, err := c.Decode(t.Context(), vpictest.VINHondaAccord); err != nil {
+		t.Fatalf("Decode(%q) error = %v, want nil", vpictest.VINHondaAccord, err)
+	}
+	calls := fake.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("Decode(%q) made %d calls, want 2", vpictest.VINHondaAccord, len(calls))
+	}
+	// The back-off alone would wait at most 250ms.
+	minWait := at.Sub(calls[0].At) - 50*time.Millisecond
+	if gap := calls[1].At.Sub(calls[0].At); gap < minWait {
+		t.Errorf("Decode(%q) retried after %v, want at least %v (Retry-After %s)", vpictest.VINHondaAccord, gap, minWait, at.Format(http.TimeFormat))
+	}
+}
+
 // hangUp is an upstream that closes every connection without answering.
 func hangUp(tb testing.TB) (srv *httptest.Server, calls *atomic.Int32) {
 	tb.Helper()
@@ -1408,7 +1431,7 @@ func TestMonitor(t *testing.T) {
 		cancelled bool // the parent context is cancelled before Check
 		now       time.Time
 		wantCheck bool
-		want      vpic.UpstreamState
+		want      vin.UpstreamState
 	}
 	for _, tt := range []struct {
 		name  string
@@ -1417,35 +1440,35 @@ func TestMonitor(t *testing.T) {
 		{
 			name: "fail then recover",
 			steps: []step{
-				{pingErr: errDown, now: t0, wantCheck: false, want: vpic.UpstreamState{Reachable: false, LastCheck: t0}},
-				{pingErr: errDown, now: t0.Add(time.Minute), wantCheck: false, want: vpic.UpstreamState{Reachable: false, LastCheck: t0.Add(time.Minute)}},
-				{pingErr: nil, now: t0.Add(2 * time.Minute), wantCheck: true, want: vpic.UpstreamState{Reachable: true, LastCheck: t0.Add(2 * time.Minute)}},
+				{pingErr: errDown, now: t0, wantCheck: false, want: vin.UpstreamState{Reachable: false, LastCheck: t0}},
+				{pingErr: errDown, now: t0.Add(time.Minute), wantCheck: false, want: vin.UpstreamState{Reachable: false, LastCheck: t0.Add(time.Minute)}},
+				{pingErr: nil, now: t0.Add(2 * time.Minute), wantCheck: true, want: vin.UpstreamState{Reachable: true, LastCheck: t0.Add(2 * time.Minute)}},
 			},
 		},
 		{
 			name: "ok first",
 			steps: []step{
-				{pingErr: nil, now: t0, wantCheck: true, want: vpic.UpstreamState{Reachable: true, LastCheck: t0}},
+				{pingErr: nil, now: t0, wantCheck: true, want: vin.UpstreamState{Reachable: true, LastCheck: t0}},
 			},
 		},
 		{
 			name: "cancelled check before any check",
 			steps: []step{
-				{pingErr: errDown, cancelled: true, now: t0, wantCheck: true, want: vpic.UpstreamState{Reachable: true}},
+				{pingErr: errDown, cancelled: true, now: t0, wantCheck: true, want: vin.UpstreamState{Reachable: true}},
 			},
 		},
 		{
 			name: "cancelled check after a failure",
 			steps: []step{
-				{pingErr: errDown, now: t0, wantCheck: false, want: vpic.UpstreamState{Reachable: false, LastCheck: t0}},
-				{pingErr: nil, cancelled: true, now: t0.Add(time.Minute), wantCheck: false, want: vpic.UpstreamState{Reachable: false, LastCheck: t0}},
+				{pingErr: errDown, now: t0, wantCheck: false, want: vin.UpstreamState{Reachable: false, LastCheck: t0}},
+				{pingErr: nil, cancelled: true, now: t0.Add(time.Minute), wantCheck: false, want: vin.UpstreamState{Reachable: false, LastCheck: t0}},
 			},
 		},
 		{
 			name: "cancelled check after a success",
 			steps: []step{
-				{pingErr: nil, now: t0, wantCheck: true, want: vpic.UpstreamState{Reachable: true, LastCheck: t0}},
-				{pingErr: errDown, cancelled: true, now: t0.Add(time.Minute), wantCheck: true, want: vpic.UpstreamState{Reachable: true, LastCheck: t0}},
+				{pingErr: nil, now: t0, wantCheck: true, want: vin.UpstreamState{Reachable: true, LastCheck: t0}},
+				{pingErr: errDown, cancelled: true, now: t0.Add(time.Minute), wantCheck: true, want: vin.UpstreamState{Reachable: true, LastCheck: t0}},
 			},
 		},
 	} {
@@ -1454,7 +1477,7 @@ func TestMonitor(t *testing.T) {
 			ping := func(ctx context.Context) error { return cur.pingErr }
 			now := func() time.Time { return cur.now }
 			m := vpic.NewMonitor(ping, time.Second, discardLogger(), now)
-			if diff := cmp.Diff(vpic.UpstreamState{Reachable: true}, m.State()); diff != "" {
+			if diff := cmp.Diff(vin.UpstreamState{Reachable: true}, m.State()); diff != "" {
 				t.Fatalf("State() before any check mismatch (-want +got):\n%s", diff)
 			}
 			for i, s := range tt.steps {
@@ -1513,7 +1536,7 @@ func TestMonitorWithClient(t *testing.T) {
 	if m.Check(t.Context()) {
 		t.Errorf("Check() against a 503 = true, want false")
 	}
-	if diff := cmp.Diff(vpic.UpstreamState{Reachable: false, LastCheck: t0}, m.State()); diff != "" {
+	if diff := cmp.Diff(vin.UpstreamState{Reachable: false, LastCheck: t0}, m.State()); diff != "" {
 		t.Errorf("State() after a 503 mismatch (-want +got):\n%s", diff)
 	}
 	if !m.Check(t.Context()) {

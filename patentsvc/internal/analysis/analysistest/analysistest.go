@@ -24,6 +24,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/llm"
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/pdf"
 	"github.com/gatewayapis/patentsvc/internal/pdfstore"
 	"github.com/gatewayapis/patentsvc/internal/serpapi"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
@@ -140,7 +141,7 @@ func (w *World) Analyzer(logger *slog.Logger) *analysis.Analyzer {
 		serpapi.NewClient(w.Serp.BaseURL(), "test-serpapi-key", 5*time.Second, 1, logger),
 		llm.NewClient(w.LLM.BaseURL(), "test-llm-key", 5*time.Second, 1, logger),
 		pdfstore.NewDownloader([]string{"127.0.0.1"}, 30<<20, 10*time.Second, 1, logger),
-		w.Blobs, w.Store, logger, time.Now)
+		w.Blobs, pdf.Extract, w.Store, logger, time.Now)
 }
 
 // Company registers a company whose search returns n recent patents, each

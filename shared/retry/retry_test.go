@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/retry"
+	"github.com/gatewayapis/shared/retry"
 )
 
 func TestAfter(t *testing.T) {

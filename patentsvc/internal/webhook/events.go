@@ -1,4 +1,4 @@
-package main
+package webhook
 
 import (
 	"fmt"
@@ -6,12 +6,11 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/patentsvc/internal/webhook"
 )
 
-// jobEvent is the job.completed notification of a batch job that ended
+// JobEvent is the job.completed notification of a batch job that ended
 // (completed or failed). Its data is thin: ids and counts, not results.
-func jobEvent(j patent.Job) webhook.Event {
+func JobEvent(j patent.Job) Event {
 	data := map[string]any{
 		"job_id": j.ID, "status": j.Status, "total": j.Total, "completed": j.Completed,
 		"model": j.Model, "error": j.Error,
@@ -25,27 +24,27 @@ func jobEvent(j patent.Job) webhook.Event {
 		}
 	}
 	summary := fmt.Sprintf("Patent analysis job %s %s: %d of %d companies analysed", j.ID, j.Status, successful, j.Total)
-	fields := []webhook.Field{{Label: "Job", Value: j.ID}, {Label: "Status", Value: j.Status},
+	fields := []Field{{Label: "Job", Value: j.ID}, {Label: "Status", Value: j.Status},
 		{Label: "Companies", Value: strconv.Itoa(j.Total)}, {Label: "Successful", Value: strconv.Itoa(successful)},
 		{Label: "Failed", Value: strconv.Itoa(failed)}, {Label: "Model", Value: j.Model}}
 	if j.Error != nil {
-		fields = append(fields, webhook.Field{Label: "Error", Value: *j.Error})
+		fields = append(fields, Field{Label: "Error", Value: *j.Error})
 	}
-	return webhook.Event{Type: webhook.EventJobCompleted, Timestamp: time.Now().UTC(), Data: data, Summary: summary, Fields: fields}
+	return Event{Type: EventJobCompleted, Timestamp: time.Now().UTC(), Data: data, Summary: summary, Fields: fields}
 }
 
-// alertEvent is the alert.patent_count_change notification of a stored
+// AlertEvent is the alert.patent_count_change notification of a stored
 // alert.
-func alertEvent(a patent.Alert) webhook.Event {
-	return webhook.Event{
-		Type:      webhook.EventAlert,
+func AlertEvent(a patent.Alert) Event {
+	return Event{
+		Type:      EventAlert,
 		Timestamp: time.Now().UTC(),
 		Data: map[string]any{
 			"alert_id": a.ID, "company_name": a.CompanyName, "alert_type": a.AlertType, "message": a.Message,
 			"old_value": a.OldValue, "new_value": a.NewValue, "created_at": a.CreatedAt,
 		},
 		Summary: a.Message,
-		Fields: []webhook.Field{{Label: "Company", Value: a.CompanyName},
+		Fields: []Field{{Label: "Company", Value: a.CompanyName},
 			{Label: "Previous count", Value: strconv.FormatFloat(a.OldValue, 'f', -1, 64)},
 			{Label: "New count", Value: strconv.FormatFloat(a.NewValue, 'f', -1, 64)}},
 	}

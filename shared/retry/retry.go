@@ -1,7 +1,11 @@
 // Package retry is the wait between attempts that every outbound client of
-// the service shares (the search API, the LLM gateway, PDF downloads,
-// webhooks): exponential with "equal jitter" (half fixed, half random, so
-// retries from many pods spread out), or the server's Retry-After.
+// both services shares (vinsvc's vPIC client; patentsvc's search API, LLM
+// gateway, PDF downloads and webhooks): exponential with "equal jitter"
+// (half fixed, half random, so retries from many pods spread out), or the
+// server's Retry-After, as delay seconds or an HTTP date. It is the
+// outbound-request counterpart of the shared middleware: Backoff is the
+// hook handed to go-retryablehttp clients, so one rule serves every client
+// instead of a private copy per service that drifts.
 package retry
 
 import (

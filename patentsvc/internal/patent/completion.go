@@ -1,0 +1,34 @@
+package patent
+
+// CompletionRequest is one question to the language model: an optional
+// system message and the user's prompt, sent to Model.
+type CompletionRequest struct {
+	Model  string // gateway model id, e.g. "openai/gpt-4o-mini"
+	System string // system message; left out of the request when empty
+	Prompt string // user message; must not be blank
+	// MaxTokens caps the answer's length; 0 leaves it to the gateway.
+	MaxTokens int
+	// Temperature is always sent, 0 included (0 to 2).
+	Temperature float64
+}
+
+// Completion is the language model's answer.
+type Completion struct {
+	Text string // the answer, trimmed of surrounding white space; never empty
+	// Model is the model that actually answered: the answer's "model" field,
+	// or CompletionRequest.Model when the answer has none. A gateway may
+	// fall back to another model, and bills that one.
+	Model            string
+	PromptTokens     int // 0 when the gateway reports no usage
+	CompletionTokens int
+}
+
+// LLMAnswer is a language-model answer as the LLM cache keeps it.
+type LLMAnswer struct {
+	Key              string // the cache key: model and prompt
+	Model            string // requested
+	AnsweredModel    string // the model that actually answered
+	Response         string
+	PromptTokens     int
+	CompletionTokens int
+}
