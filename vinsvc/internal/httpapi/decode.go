@@ -33,8 +33,12 @@ func handleDecode(dec Decoder) echo.HandlerFunc {
 		}
 		h := c.Response().Header()
 		h["X-Cache"] = []string{cacheHeader(out.Cached)}
-		h["X-Data-Source"] = dataSource
 		res := fromOutcome(out, withRaw)
+		if res.Source == vin.SourceSnapshot {
+			h.Set("X-Data-Source", vin.DataSourceOf(vin.SourceSnapshot, dec.Snapshot().Date))
+		} else {
+			h["X-Data-Source"] = dataSource
+		}
 		body := append(res.appendJSON(make([]byte, 0, 1024)), '\n')
 		return c.JSONBlob(http.StatusOK, body)
 	}

@@ -31,6 +31,7 @@ type resultJSON struct {
 	ErrorCode            string          `json:"error_code"`
 	ErrorText            *string         `json:"error_text"`
 	Cached               bool            `json:"cached"`
+	Source               string          `json:"source"`
 	Raw                  json.RawMessage `json:"raw,omitempty"`
 }
 
@@ -45,7 +46,7 @@ func fromOutcome(o vin.Outcome, withRaw bool) resultJSON {
 		PlantCity: r.PlantCity, PlantState: r.PlantState, PlantCountry: r.PlantCountry,
 		ManufacturerName: r.ManufacturerName, VehicleType: r.VehicleType,
 		ErrorCode: r.ErrorCode, ErrorText: r.ErrorText,
-		Cached: o.Cached,
+		Cached: o.Cached, Source: vin.SourceOf(r),
 	}
 	if withRaw {
 		out.Raw = o.Raw

@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"time"
 
+	"github.com/gatewayapis/vinsvc/internal/vin"
 	"github.com/labstack/echo/v4"
 )
 
@@ -15,6 +17,32 @@ type healthJSON struct {
 	UptimeSeconds int64        `json:"uptime_seconds"`
 	Cache         cacheJSON    `json:"cache"`
 	Upstream      upstreamJSON `json:"upstream"`
+	Snapshot      snapshotJSON `json:"snapshot"`
+}
+
+// snapshotJSON is health's snapshot object (decisions.md): the mode,
+// whether a snapshot is loaded, its data date, and a warning when it is
+// older than vin.SnapshotMaxAge.
+type snapshotJSON struct {
+	Mode      string  `json:"mode"`
+	Available bool    `json:"available"`
+	Date      *string `json:"date"` // YYYY-MM-DD; null when not available
+	AgeDays   *int    `json:"age_days"`
+	Warning   string  `json:"warning,omitempty"`
+}
+
+func fromSnapshot(info vin.SnapshotInfo, now time.Time) snapshotJSON {
+	out := snapshotJSON{Mode: string(info.Mode), Available: info.Available}
+	if !info.Available {
+		return out
+	}
+	date := info.Date.UTC().Format(time.DateOnly)
+	age := int(now.Sub(info.Date).Hours() / 24)
+	out.Date, out.AgeDays = &date, &age
+	if vin.SnapshotStale(info.Date, now) {
+		out.Warning = fmt.Sprintf("the vPIC snapshot is %d days old (more than %d): refresh it (docs/operations.md)", age, int(vin.SnapshotMaxAge.Hours()/24))
+	}
+	return out
 }
 
 type cacheJSON struct {
@@ -30,7 +58,8 @@ type upstreamJSON struct {
 }
 
 // handleHealth serves GET /v1/health: 200 "ok", or 503 "degraded" when the
-// last upstream check failed or the cache store fails.
+// cache store fails, or the last upstream check failed and no snapshot
+// answers in its place.
 func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, started time.Time, now func() time.Time) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
@@ -56,8 +85,12 @@ func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, started tim
 		if !up.LastCheck.IsZero() {
 			body.Upstream.LastCheck = up.LastCheck.UTC().Format(time.RFC3339)
 		}
+		snap := dec.Snapshot()
+		body.Snapshot = fromSnapshot(snap, now())
+		// The snapshot answers while vPIC is unreachable (unless it is off).
+		answers := up.Reachable || snap.Available && snap.Mode != vin.SnapshotOff
 		status := http.StatusOK
-		if cacheErr != nil || !up.Reachable {
+		if cacheErr != nil || !answers {
 			body.Status, status = "degraded", http.StatusServiceUnavailable
 		}
 		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")

@@ -45,6 +45,8 @@ func (r *resultJSON) appendJSON(b []byte) []byte {
 	b = appendOptString(b, `,"error_text":`, r.ErrorText)
 	b = append(b, `,"cached":`...)
 	b = strconv.AppendBool(b, r.Cached)
+	b = append(b, `,"source":`...)
+	b = appendString(b, r.Source)
 	if len(r.Raw) > 0 {
 		// Raw is the upstream's record as received, already compact JSON
 		// (vpic validates and compacts it).

@@ -128,6 +128,8 @@ func conformanceCases() []conformanceCase {
 	return []conformanceCase{
 		// GET /v1/decode
 		{name: "decode-200-miss", req: request{target: decode("")}, status: 200},
+		{name: "decode-200-snapshot", opts: []option{withSnapshot(stubSnapshot{}, vin.SnapshotFallback)},
+			setup: func(t *testing.T, en *env) { en.up.Script(vpictest.Reply{Status: 503}) }, req: request{target: decode("&raw=true")}, status: 200},
 		{name: "decode-200-hit", setup: warm(honda), req: request{target: decode("")}, status: 200},
 		{name: "decode-200-raw", req: request{target: decode("&raw=true")}, status: 200},
 		{name: "decode-200-raw-0", req: request{target: decode("&raw=0")}, status: 200},
@@ -183,6 +185,10 @@ func conformanceCases() []conformanceCase {
 			en.mon.Check(context.Background())
 		}, req: request{target: "/v1/health", noAuth: true}, status: 503},
 		{name: "health-503-cache", setup: closeCache, req: request{target: "/v1/health", noAuth: true}, status: 503},
+		{name: "health-200-snapshot", opts: []option{withSnapshot(stubSnapshot{}, vin.SnapshotFallback)}, setup: func(t *testing.T, en *env) {
+			en.up.Script(vpictest.Reply{Status: 503})
+			en.mon.Check(context.Background())
+		}, req: request{target: "/v1/health", noAuth: true}, status: 200},
 
 		// Operations
 		{name: "livez-200", req: request{target: "/livez", noAuth: true}, status: 200},
@@ -430,7 +436,7 @@ func TestOpenAPIValidatorIsStrict(t *testing.T) {
 		`"body_class":"Coupe","drive_type":null,"engine_displacement_cc":2998.832712,"engine_displacement_l":2.998832712,` +
 		`"engine_cylinders":6,"fuel_type_primary":"Gasoline","transmission_style":"Automatic","transmission_speeds":"5",` +
 		`"plant_city":"MARYSVILLE","plant_state":"OHIO","plant_country":"UNITED STATES (USA)",` +
-		`"manufacturer_name":"AMERICAN HONDA MOTOR CO., INC.","vehicle_type":"PASSENGER CAR","error_code":"0","error_text":null,"cached":false}`
+		`"manufacturer_name":"AMERICAN HONDA MOTOR CO., INC.","vehicle_type":"PASSENGER CAR","error_code":"0","error_text":null,"cached":false,"source":"vpic"}`
 	goodHeaders := http.Header{
 		"Content-Type": {"application/json"}, "X-Cache": {"MISS"}, "X-Data-Source": {"NHTSA vPIC"}, "X-Request-Id": {"abc"},
 	}
@@ -456,14 +462,15 @@ func TestOpenAPIValidatorIsStrict(t *testing.T) {
 	}{
 		{"good result", "/v1/decode", 200, goodHeaders, good, false},
 		{"null where the spec allows it", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"make":"HONDA"`, `"make":null`, 1), false},
-		{"raw object", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"cached":false}`, `"cached":false,"raw":{"Make":"HONDA "}}`, 1), false},
+		{"raw object", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"source":"vpic"}`, `"source":"vpic","raw":{"Make":"HONDA "}}`, 1), false},
+		{"source unknown", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"source":"vpic"`, `"source":"cache"`, 1), true},
 		{"wrong type in a type array", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"make":"HONDA"`, `"make":42`, 1), true},
 		{"integer field fractional", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"engine_cylinders":6`, `"engine_cylinders":6.5`, 1), true},
 		{"null where the spec forbids it", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"cached":false`, `"cached":null`, 1), true},
 		{"field missing", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"trim":"EX-V6",`, ``, 1), true},
 		{"field renamed", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"model_year"`, `"modelYear"`, 1), true},
 		{"error_text with code 0 (if/then)", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"error_text":null`, `"error_text":"x"`, 1), true},
-		{"raw value not a string", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"cached":false}`, `"cached":false,"raw":{"Make":1}}`, 1), true},
+		{"raw value not a string", "/v1/decode", 200, goodHeaders, strings.Replace(good, `"source":"vpic"}`, `"source":"vpic","raw":{"Make":1}}`, 1), true},
 		{"X-Cache missing", "/v1/decode", 200, with(goodHeaders, "X-Cache", ""), good, true},
 		{"X-Cache not an enum value", "/v1/decode", 200, with(goodHeaders, "X-Cache", "MAYBE"), good, true},
 		{"X-Data-Source not the const", "/v1/decode", 200, with(goodHeaders, "X-Data-Source", "elsewhere"), good, true},

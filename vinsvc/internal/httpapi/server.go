@@ -43,6 +43,8 @@ type Decoder interface {
 	DecodeBatch(ctx context.Context, vins []string, withRaw bool) []vin.Outcome
 	HitRate() float64
 	Counts() (hits, misses uint64)
+	SourceCounts() (vpic, snapshot, snapshotErrors uint64)
+	Snapshot() vin.SnapshotInfo
 }
 
 // Store is what the API needs of the cache; *cache.Cache implements it.

@@ -71,6 +71,8 @@ type options struct {
 	retries int
 	timeout time.Duration
 	decoder httpapi.Decoder
+	snap    vin.Snapshot
+	mode    vin.SnapshotMode
 }
 
 func quiet() option                        { return func(o *options) { o.quiet = true } }
@@ -79,9 +81,15 @@ func withRetries(n int) option             { return func(o *options) { o.retries
 func withTimeout(d time.Duration) option   { return func(o *options) { o.timeout = d } }
 func withDecoder(d httpapi.Decoder) option { return func(o *options) { o.decoder = d } }
 
+// withSnapshot gives the decoder a snapshot in mode (fallback on failure
+// only: no delay).
+func withSnapshot(s vin.Snapshot, mode vin.SnapshotMode) option {
+	return func(o *options) { o.snap, o.mode = s, mode }
+}
+
 func newEnv(t testing.TB, opts ...option) *env {
 	t.Helper()
-	o := options{limits: "off", timeout: 2 * time.Second}
+	o := options{limits: "off", timeout: 2 * time.Second, mode: vin.SnapshotOff}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -100,7 +108,8 @@ func newEnv(t testing.TB, opts ...option) *env {
 	t.Cleanup(func() { c.Close() })
 	reg := observe.NewRegistry()
 	client := vpic.NewClient(up.BaseURL(), o.timeout, o.retries, 1000, logger, vpic.NewMetrics(reg))
-	dec := vin.NewDecoder(c, client, client.MaxCallDuration(), logger, clk.Now)
+	dec := vin.NewDecoder(c, client, client.MaxCallDuration(), logger, clk.Now,
+		vin.WithSnapshot(o.snap, o.mode, 0, 24*time.Hour))
 	mon := vpic.NewMonitor(client.Ping, o.timeout, logger, clk.Now)
 	plans, err := ratelimit.Parse(o.limits, ratelimit.Limit{N: 60, Per: time.Minute})
 	if err != nil {

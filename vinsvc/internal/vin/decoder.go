@@ -2,6 +2,8 @@ package vin
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -59,12 +61,21 @@ type Decoder struct {
 
 	window       *hitWindow
 	hits, misses atomic.Uint64
+
+	// The snapshot (WithSnapshot, SetSnapshot); nil until one is set.
+	snap      atomic.Pointer[snapshotRef]
+	snapMode  SnapshotMode
+	snapAfter time.Duration
+	snapTTL   time.Duration
+	// Answers by source, and snapshot reads that failed (not counting
+	// VINs the snapshot does not know).
+	fromVPIC, fromSnapshot, snapErrors atomic.Uint64
 }
 
 // NewDecoder returns a Decoder. callTimeout bounds one shared upstream call
 // (all its attempts), which runs detached from the requests waiting for it.
-func NewDecoder(cache Cache, upstream Upstream, callTimeout time.Duration, logger *slog.Logger, now func() time.Time) *Decoder {
-	return &Decoder{
+func NewDecoder(cache Cache, upstream Upstream, callTimeout time.Duration, logger *slog.Logger, now func() time.Time, opts ...Option) *Decoder {
+	d := &Decoder{
 		cache:       cache,
 		upstream:    upstream,
 		callTimeout: callTimeout,
@@ -72,7 +83,12 @@ func NewDecoder(cache Cache, upstream Upstream, callTimeout time.Duration, logge
 		now:         now,
 		inflight:    make(map[string]*call),
 		window:      newHitWindow(),
+		snapMode:    SnapshotOff,
 	}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
 }
 
 // Decode decodes one normalised, valid VIN with a single-VIN upstream call
@@ -100,6 +116,12 @@ func (d *Decoder) resolve(ctx context.Context, vins []string, withRaw, batch boo
 		missIdx = append(missIdx, i)
 	}
 
+	if len(missIdx) > 0 && d.snapMode == SnapshotOnly {
+		for _, i := range missIdx {
+			outs[i] = d.fromSnapshotStored(ctx, vins[i])
+		}
+		missIdx = nil
+	}
 	if len(missIdx) > 0 {
 		// Join the calls already in flight; start one call for the rest.
 		waits := make([]*call, len(missIdx))
@@ -122,27 +144,122 @@ func (d *Decoder) resolve(ctx context.Context, vins []string, withRaw, batch boo
 			go d.fetch(context.WithoutCancel(ctx), own, ownCalls, batch)
 		}
 
-		for j, i := range missIdx {
-			select {
-			case <-waits[j].done:
-				outs[i] = waits[j].out
-				if !withRaw {
-					outs[i].Raw = nil
-				}
-			case <-ctx.Done():
-				outs[i] = Outcome{Err: ctx.Err()}
+		d.await(ctx, vins, missIdx, waits, outs)
+		for _, i := range missIdx {
+			if !withRaw {
+				outs[i].Raw = nil
 			}
 		}
 	}
 
 	hits := 0
 	for _, o := range outs {
-		if o.Cached {
+		switch {
+		case o.Cached:
 			hits++
+		case o.Err != nil:
+		case o.Result.Source == SourceSnapshot:
+			d.fromSnapshot.Add(1)
+		default:
+			d.fromVPIC.Add(1)
 		}
 	}
 	d.record(hits, len(vins))
 	return outs
+}
+
+// await waits for the calls of the missed VINs (vins[missIdx[j]] waits on
+// waits[j]) and fills outs. In SnapshotFallback mode with a fallback
+// delay, VINs whose call has not answered when the delay is over are
+// answered from the snapshot (not cached: the call goes on and caches
+// vPIC's answer); a VIN the snapshot does not know waits on.
+func (d *Decoder) await(ctx context.Context, vins []string, missIdx []int, waits []*call, outs []Outcome) {
+	var late <-chan time.Time
+	if d.snapshot() != nil && d.snapMode == SnapshotFallback && d.snapAfter > 0 {
+		t := time.NewTimer(d.snapAfter)
+		defer t.Stop()
+		late = t.C
+	}
+	fired := false
+	for j, i := range missIdx {
+		if !fired {
+			select {
+			case <-waits[j].done:
+				outs[i] = waits[j].out
+				continue
+			case <-ctx.Done():
+				outs[i] = Outcome{Err: ctx.Err()}
+				continue
+			case <-late:
+				fired = true
+			}
+		}
+		select { // the delay is over: an answer that is there wins
+		case <-waits[j].done:
+			outs[i] = waits[j].out
+			continue
+		default:
+		}
+		if out, ok := d.snapshotFor(ctx, vins[i]); ok {
+			outs[i] = out
+			continue
+		}
+		select {
+		case <-waits[j].done:
+			outs[i] = waits[j].out
+		case <-ctx.Done():
+			outs[i] = Outcome{Err: ctx.Err()}
+		}
+	}
+}
+
+// snapshotFor decodes v from the snapshot for a request that waited too
+// long for vPIC. ok is false when the snapshot cannot answer.
+func (d *Decoder) snapshotFor(ctx context.Context, v string) (Outcome, bool) {
+	dec, err := d.snapshotDecode(ctx, v)
+	if err != nil {
+		return Outcome{}, false
+	}
+	return Outcome{Decoded: dec}, true
+}
+
+// fromSnapshotStored answers v from the snapshot and caches the answer for
+// the snapshot's lifetime (SnapshotOnly mode).
+func (d *Decoder) fromSnapshotStored(ctx context.Context, v string) Outcome {
+	if d.snapshot() == nil {
+		return Outcome{Err: fmt.Errorf("%w: the vPIC snapshot is not available (missing, unusable or still loading) and VPIC_SNAPSHOT_MODE is only", ErrUpstream)}
+	}
+	if dec, ok := d.cached(ctx, v, true); ok { // another request stored it meanwhile
+		return Outcome{Decoded: dec, Cached: true}
+	}
+	dec, err := d.snapshotDecode(ctx, v)
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	if err := d.cache.Put(ctx, []Decoded{dec}); err != nil {
+		d.logger.WarnContext(ctx, "cache write failed", "count", 1, "err", err.Error())
+	}
+	return Outcome{Decoded: dec}
+}
+
+// snapshotDecode decodes v from the snapshot, marked with its source and
+// cache lifetime. A read failure (not an unknown WMI) is counted and
+// logged.
+func (d *Decoder) snapshotDecode(ctx context.Context, v string) (Decoded, error) {
+	snap := d.snapshot()
+	if snap == nil {
+		return Decoded{}, fmt.Errorf("%w: the vPIC snapshot is not available", ErrUpstream)
+	}
+	dec, err := snap.Decode(ctx, v)
+	if err != nil {
+		if !errors.Is(err, ErrUpstream) {
+			d.snapErrors.Add(1)
+			d.logger.WarnContext(ctx, "snapshot decode failed", "vin", v, "err", err.Error())
+		}
+		return Decoded{}, err
+	}
+	dec.Result.Source, dec.TTL = SourceSnapshot, d.snapTTL
+	return dec, nil
 }
 
 // cached looks v up, treating a cache error as a miss: the upstream can
@@ -184,8 +301,15 @@ func (d *Decoder) fetch(ctx context.Context, vins []string, calls []*call, batch
 		var store []Decoded
 		for j, i := range need {
 			outs[i] = got[j]
-			if got[j].Err == nil {
-				store = append(store, got[j].Decoded)
+			if got[j].Err != nil && d.snapshot() != nil && d.snapMode == SnapshotFallback {
+				// vPIC failed after its retries: the snapshot answers, and
+				// its answer is cached for the snapshot's lifetime.
+				if dec, err := d.snapshotDecode(ctx, vins[i]); err == nil {
+					outs[i] = Outcome{Decoded: dec}
+				}
+			}
+			if outs[i].Err == nil {
+				store = append(store, outs[i].Decoded)
 			}
 		}
 		if len(store) > 0 {
@@ -234,6 +358,39 @@ func (d *Decoder) record(hits, lookups int) {
 // HitRate returns cache hits / lookups over the last 24 hours, 0 when there
 // were none.
 func (d *Decoder) HitRate() float64 { return d.window.rate(d.now()) }
+
+// SourceCounts returns how many answers came from vPIC and from the
+// snapshot since start (cache hits are Counts' hits), and how many
+// snapshot reads failed.
+func (d *Decoder) SourceCounts() (vpic, snapshot, snapshotErrors uint64) {
+	return d.fromVPIC.Load(), d.fromSnapshot.Load(), d.snapErrors.Load()
+}
+
+// snapshotRef boxes a Snapshot for the atomic pointer.
+type snapshotRef struct{ s Snapshot }
+
+// snapshot returns the snapshot, nil while none is set.
+func (d *Decoder) snapshot() Snapshot {
+	if r := d.snap.Load(); r != nil {
+		return r.s
+	}
+	return nil
+}
+
+// SetSnapshot makes s the snapshot from now on, for the mode WithSnapshot
+// set. The snapshot loads after the server has started (it takes
+// seconds), so the Decoder answers without it until then. Safe for
+// concurrent use; s must not be nil.
+func (d *Decoder) SetSnapshot(s Snapshot) { d.snap.Store(&snapshotRef{s}) }
+
+// Snapshot describes the snapshot for the health report.
+func (d *Decoder) Snapshot() SnapshotInfo {
+	info := SnapshotInfo{Mode: d.snapMode}
+	if snap := d.snapshot(); snap != nil {
+		info.Available, info.Date = true, snap.Date()
+	}
+	return info
+}
 
 // Counts returns the cache hits and misses since start.
 func (d *Decoder) Counts() (hits, misses uint64) { return d.hits.Load(), d.misses.Load() }

@@ -130,6 +130,10 @@ type Result struct {
 	ErrorCode string
 	// ErrorText is nil when ErrorCode is "0".
 	ErrorText *string
+	// Source is SourceSnapshot for an answer from the snapshot and empty
+	// for vPIC's (SourceOf reads it). The Decoder sets it; a cached answer
+	// keeps it.
+	Source string
 }
 
 // Decoded is an upstream answer for one VIN: the mapped result and the
@@ -140,4 +144,7 @@ type Decoded struct {
 	// unchanged and in order, insignificant white space removed. It is nil
 	// when the caller did not ask for it.
 	Raw json.RawMessage
+	// TTL is how long the cache keeps the answer; 0 means the cache's own
+	// lifetime (CACHE_TTL). Snapshot answers carry SNAPSHOT_CACHE_TTL.
+	TTL time.Duration
 }

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/vinsvc/internal/vpic/vpictest"
+)
+
+// snapshotPath is the real vPIC snapshot (TEST_VPIC_SNAPSHOT, set by
+// .ci/run after make vpic-snapshot). Without it the test skips, unless
+// REQUIRE_SNAPSHOT=1 makes that a failure.
+func snapshotPath(t *testing.T) string {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("loading the real snapshot under the race detector takes minutes; make test runs this test again without -race")
+	}
+	p := os.Getenv("TEST_VPIC_SNAPSHOT")
+	if p == "" {
+		p = filepath.Join("..", "..", "..", "data", "vpic", "vpic.lite.db")
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("REQUIRE_SNAPSHOT") == "1" {
+			t.Fatalf("REQUIRE_SNAPSHOT=1 but no vPIC snapshot at %s (run make vpic-snapshot): %v", p, err)
+		}
+		t.Skipf("no vPIC snapshot at %s (make vpic-snapshot; TEST_VPIC_SNAPSHOT): %v", p, err)
+	}
+	return p
+}
+
+// closedURL is a vPIC base URL nothing listens on.
+func closedURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr + "/api/vehicles"
+}
+
+// waitHealth polls health until its body contains want: the snapshot
+// loads in the background after the service starts.
+func waitHealth(t *testing.T, base, want string, logs *lockedBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, body := get(t, base+"/v1/health", nil)
+		if strings.Contains(string(body), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health never contained %s: %s\n%s", want, body, logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitLog polls the logs until they contain want.
+func waitLog(t *testing.T, logs *lockedBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(logs.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line with %s:\n%s", want, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type decodeBody struct {
+	Make      *string `json:"make"`
+	ModelYear *string `json:"model_year"`
+	Source    string  `json:"source"`
+	ErrorCode string  `json:"error_code"`
+	Cached    bool    `json:"cached"`
+}
+
+// TestRunSnapshot runs the service offline: vPIC unreachable (fallback)
+// or never called (only), a VIN decoded from the real snapshot.
+func TestRunSnapshot(t *testing.T) {
+	snap := snapshotPath(t)
+	auth := map[string]string{"X-Gateway-Proxy-Secret": "dev-proxy-secret"}
+	for _, tt := range []struct {
+		mode, vpicURL string
+	}{
+		{"fallback", closedURL(t)},
+		{"only", ""}, // set below to a live fake that must get no call
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			up := vpictest.New(t)
+			url := tt.vpicURL
+			if url == "" {
+				url = up.BaseURL()
+			}
+			base, stop, logs := start(t, map[string]string{
+				"VPIC_BASE_URL": url, "CACHE_PATH": filepath.Join(t.TempDir(), "c.db"), "UPSTREAM_RETRIES": "0",
+				"VPIC_SNAPSHOT_PATH": snap, "VPIC_SNAPSHOT_MODE": tt.mode,
+			})
+			waitHealth(t, base, `"available":true`, logs)
+			resp, body := get(t, base+"/v1/decode?vin="+vpictest.VINHondaAccord, auth)
+			var d decodeBody
+			json.Unmarshal(body, &d)
+			if resp.StatusCode != http.StatusOK || d.Source != "snapshot" || d.Make == nil || !strings.EqualFold(*d.Make, "HONDA") ||
+				d.ModelYear == nil || *d.ModelYear != "2003" || d.ErrorCode != "0" {
+				t.Fatalf("offline decode = %d %s, want HONDA 2003 from the snapshot\n%s", resp.StatusCode, body, logs)
+			}
+			if src := resp.Header.Get("X-Data-Source"); !strings.HasPrefix(src, "NHTSA vPIC snapshot 20") {
+				t.Errorf("X-Data-Source = %q, want the snapshot with its date", src)
+			}
+			resp, body = get(t, base+"/v1/health", nil)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"available":true`) {
+				t.Errorf("health = %d %s, want ok with the snapshot available", resp.StatusCode, body)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			if tt.mode == "only" && up.CallCount() != 0 {
+				t.Errorf("only mode called vPIC %d times", up.CallCount())
+			}
+			if !strings.Contains(logs.String(), `"msg":"vPIC snapshot ready"`) {
+				t.Errorf("no snapshot start-up line:\n%s", logs)
+			}
+		})
+	}
+}
+
+// TestRunBadSnapshot: a corrupt file is named in the log and the service
+// runs without it.
+func TestRunBadSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "vpic.lite.db")
+	if err := os.WriteFile(bad, []byte("SQLite format 3\x00 but cut short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{"corrupt": bad, "missing": filepath.Join(dir, "absent.db")} {
+		t.Run(name, func(t *testing.T) {
+			up := vpictest.New(t)
+			base, stop, logs := start(t, map[string]string{
+				"VPIC_BASE_URL": up.BaseURL(), "CACHE_PATH": filepath.Join(t.TempDir(), "c.db"),
+				"VPIC_SNAPSHOT_PATH": path,
+			})
+			waitLog(t, logs, `"msg":"vPIC snapshot not available`)
+			resp, body := get(t, base+"/v1/health", nil)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"snapshot":{"mode":"fallback","available":false`) {
+				t.Errorf("health = %d %s, want ok with the snapshot unavailable", resp.StatusCode, body)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(logs.String(), `"msg":"vPIC snapshot not available`) {
+				t.Errorf("the unusable snapshot is not logged:\n%s", logs)
+			}
+		})
+	}
+}

@@ -1,0 +1,102 @@
+package vin
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Sources of an answer: the result's source field (decisions.md, "the
+// embedded vPIC snapshot"). A cached answer keeps the source it came from.
+const (
+	SourceVPIC     = "vpic"
+	SourceSnapshot = "snapshot"
+)
+
+// SourceOf is the source of r: SourceSnapshot or SourceVPIC.
+func SourceOf(r Result) string {
+	if r.Source == SourceSnapshot {
+		return SourceSnapshot
+	}
+	return SourceVPIC
+}
+
+// SnapshotMode says when the Decoder answers from the vPIC snapshot
+// (VPIC_SNAPSHOT_MODE).
+type SnapshotMode string
+
+// The snapshot modes.
+const (
+	// SnapshotOff never uses the snapshot.
+	SnapshotOff SnapshotMode = "off"
+	// SnapshotFallback asks vPIC first; the snapshot answers when vPIC
+	// fails or has not answered within the fallback delay.
+	SnapshotFallback SnapshotMode = "fallback"
+	// SnapshotOnly never calls vPIC.
+	SnapshotOnly SnapshotMode = "only"
+)
+
+// ParseSnapshotMode accepts off, fallback and only.
+func ParseSnapshotMode(s string) (SnapshotMode, error) {
+	switch m := SnapshotMode(s); m {
+	case SnapshotOff, SnapshotFallback, SnapshotOnly:
+		return m, nil
+	}
+	return "", fmt.Errorf("must be off, fallback or only, got %q", s)
+}
+
+// Snapshot decodes VINs from a local copy of vPIC's database. Implemented
+// by package vpicdb.
+type Snapshot interface {
+	// Decode decodes one normalised, valid VIN, filling Raw with the flat
+	// record it produced. A VIN whose WMI the snapshot does not know is an
+	// error that is a kind of ErrUpstream: the snapshot must not answer it.
+	Decode(ctx context.Context, v string) (Decoded, error)
+	// Date is the snapshot's data date.
+	Date() time.Time
+}
+
+// SnapshotMaxAge is the age past which a snapshot is stale: a warning at
+// start-up and in health (the data is refreshed monthly).
+const SnapshotMaxAge = 120 * 24 * time.Hour
+
+// SnapshotStale reports whether a snapshot of date is older than
+// SnapshotMaxAge at now.
+func SnapshotStale(date, now time.Time) bool { return now.Sub(date) > SnapshotMaxAge }
+
+// SnapshotInfo describes the snapshot for the health report.
+type SnapshotInfo struct {
+	Mode      SnapshotMode
+	Available bool
+	// Date is the snapshot's data date; zero when it is not available.
+	Date time.Time
+}
+
+// DataSourceOf names the data source of an answer for X-Data-Source:
+// DataSource for vPIC's, "NHTSA vPIC snapshot YYYY-MM-DD" for the
+// snapshot's.
+func DataSourceOf(source string, snapshotDate time.Time) string {
+	if source == SourceSnapshot {
+		return DataSource + " snapshot " + snapshotDate.UTC().Format(time.DateOnly)
+	}
+	return DataSource
+}
+
+// Option configures a Decoder.
+type Option func(*Decoder)
+
+// WithSnapshot makes the Decoder answer from s as mode says: with
+// SnapshotFallback when vPIC fails (after its retries) or has not answered
+// within after (0: only on failure); with SnapshotOnly always. Snapshot
+// answers are cached for ttl, so that vPIC's answer replaces them soon. s
+// may be nil (no snapshot file, or one SetSnapshot provides later): until
+// there is one the Decoder behaves as without it, and SnapshotOnly fails
+// every miss.
+func WithSnapshot(s Snapshot, mode SnapshotMode, after, ttl time.Duration) Option {
+	return func(d *Decoder) {
+		d.snapMode, d.snapAfter, d.snapTTL = mode, after, ttl
+		if s != nil {
+			d.SetSnapshot(s)
+		}
+	}
+}

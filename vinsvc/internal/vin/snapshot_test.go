@@ -1,0 +1,247 @@
+package vin_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/vinsvc/internal/cache"
+	"github.com/gatewayapis/vinsvc/internal/clocktest"
+	"github.com/gatewayapis/vinsvc/internal/vin"
+)
+
+// fakeSnapshot is a hand-written vin.Snapshot: it knows the VINs whose WMI
+// is "1HG" and counts its decodes.
+type fakeSnapshot struct {
+	DecodeFn func(ctx context.Context, v string) (vin.Decoded, error)
+	decodes  atomic.Int32
+}
+
+var _ vin.Snapshot = (*fakeSnapshot)(nil)
+
+var errUnknownWMI = vin.NewKindError(vin.ErrUpstream, "wmi not in the snapshot")
+
+func (f *fakeSnapshot) Decode(ctx context.Context, v string) (vin.Decoded, error) {
+	f.decodes.Add(1)
+	if f.DecodeFn != nil {
+		return f.DecodeFn(ctx, v)
+	}
+	if v[:3] != "1HG" {
+		return vin.Decoded{}, errUnknownWMI
+	}
+	mk := "HONDA (snapshot)"
+	return vin.Decoded{Result: vin.Result{VIN: v, Make: &mk, ErrorCode: "0"}, Raw: []byte(`{"VIN":"` + v + `","Make":"HONDA (snapshot)"}`)}, nil
+}
+
+func (f *fakeSnapshot) Date() time.Time { return time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC) }
+
+const (
+	cacheTTL    = 90 * 24 * time.Hour
+	snapshotTTL = 24 * time.Hour
+)
+
+func mustSnapshotDecoder(tb testing.TB, up vin.Upstream, snap vin.Snapshot, mode vin.SnapshotMode, after time.Duration) (*vin.Decoder, *cache.Cache, *clocktest.Clock) {
+	tb.Helper()
+	clk := clocktest.New(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	c, err := cache.Open(filepath.Join(tb.TempDir(), "c.db"), cacheTTL, logger, clk.Now)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	dec := vin.NewDecoder(c, up, 10*time.Second, logger, clk.Now, vin.WithSnapshot(snap, mode, after, snapshotTTL))
+	tb.Cleanup(func() { dec.Wait(context.Background()) })
+	return dec, c, clk
+}
+
+func failing() *fakeUpstream {
+	return &fakeUpstream{
+		DecodeFn: func(context.Context, string) (vin.Decoded, error) { return vin.Decoded{}, errBoom },
+		DecodeBatchFn: func(context.Context, []string) ([]vin.Outcome, error) {
+			return nil, errBoom
+		},
+	}
+}
+
+// TestSnapshotFallbackOnFailure: vPIC fails, the snapshot answers, and its
+// answer is cached for SNAPSHOT_CACHE_TTL only; vPIC's answer replaces it.
+func TestSnapshotFallbackOnFailure(t *testing.T) {
+	up, snap := failing(), &fakeSnapshot{}
+	dec, c, clk := mustSnapshotDecoder(t, up, snap, vin.SnapshotFallback, 0)
+	ctx := context.Background()
+	v := "1HGCM82633A004352"
+
+	out, err := dec.Decode(ctx, v, true)
+	if err != nil || out.Cached || vin.SourceOf(out.Result) != vin.SourceSnapshot || *out.Result.Make != "HONDA (snapshot)" || len(out.Raw) == 0 {
+		t.Fatalf("Decode = %+v, %v; want the snapshot's answer with its raw record", out, err)
+	}
+	out, err = dec.Decode(ctx, v, false)
+	if err != nil || !out.Cached || vin.SourceOf(out.Result) != vin.SourceSnapshot {
+		t.Fatalf("second Decode = %+v, %v; want the cached snapshot answer, still marked snapshot", out, err)
+	}
+	if vp, sn, _ := dec.SourceCounts(); vp != 0 || sn != 1 {
+		t.Errorf("SourceCounts() = %d vpic, %d snapshot; want 0, 1", vp, sn)
+	}
+
+	// Past the snapshot's lifetime (but well within CACHE_TTL) it is gone,
+	// and vPIC, now up, answers and is cached for CACHE_TTL.
+	clk.Advance(snapshotTTL + time.Minute)
+	if _, ok, _ := c.Get(ctx, v, false); ok {
+		t.Fatal("the snapshot answer outlived SNAPSHOT_CACHE_TTL")
+	}
+	up.DecodeFn = nil
+	out, err = dec.Decode(ctx, v, false)
+	if err != nil || out.Cached || vin.SourceOf(out.Result) != vin.SourceVPIC || *out.Result.Make != "HONDA" {
+		t.Fatalf("Decode after expiry = %+v, %v; want vPIC's fresh answer", out, err)
+	}
+	clk.Advance(30 * 24 * time.Hour)
+	if got, ok, _ := c.Get(ctx, v, false); !ok || vin.SourceOf(got.Result) != vin.SourceVPIC {
+		t.Fatalf("vPIC's answer after 30 days: ok=%v %+v; want it cached for CACHE_TTL", ok, got)
+	}
+}
+
+// TestSnapshotUnknownWMI: the snapshot does not answer a VIN it does not
+// know; the request fails as before.
+func TestSnapshotUnknownWMI(t *testing.T) {
+	dec, c, _ := mustSnapshotDecoder(t, failing(), &fakeSnapshot{}, vin.SnapshotFallback, 0)
+	v := "WBA3A5C51CF256987"
+	if _, err := dec.Decode(context.Background(), v, false); !errors.Is(err, errBoom) {
+		t.Fatalf("Decode error = %v, want vPIC's failure", err)
+	}
+	if _, ok, _ := c.Get(context.Background(), v, false); ok {
+		t.Fatal("a VIN nobody could decode was cached")
+	}
+}
+
+// TestSnapshotAfterDelay: vPIC is slow; after VPIC_SNAPSHOT_AFTER the
+// snapshot answers (uncached), the vPIC call goes on and caches vPIC's
+// answer, which later requests get.
+func TestSnapshotAfterDelay(t *testing.T) {
+	release := make(chan struct{})
+	up := &fakeUpstream{DecodeFn: func(ctx context.Context, v string) (vin.Decoded, error) {
+		<-release
+		return answer(v), nil
+	}}
+	dec, c, _ := mustSnapshotDecoder(t, up, &fakeSnapshot{}, vin.SnapshotFallback, 20*time.Millisecond)
+	ctx := context.Background()
+	v := "1HGCM82633A004352"
+	out, err := dec.Decode(ctx, v, false)
+	if err != nil || vin.SourceOf(out.Result) != vin.SourceSnapshot {
+		t.Fatalf("Decode of a slow VIN = %+v, %v; want the snapshot's answer", out, err)
+	}
+	if _, ok, _ := c.Get(ctx, v, false); ok {
+		t.Fatal("the snapshot's stop-gap answer was cached while vPIC's call was still running")
+	}
+	close(release)
+	if err := dec.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, _ := c.Get(ctx, v, false)
+	if !ok || vin.SourceOf(got.Result) != vin.SourceVPIC {
+		t.Fatalf("after the vPIC call ended the cache holds %+v (ok=%v); want vPIC's answer", got, ok)
+	}
+	if n := up.singles.Load(); n != 1 {
+		t.Errorf("vPIC calls = %d, want 1", n)
+	}
+}
+
+// TestSnapshotBatchPerItem: a batch whose vPIC call failed decodes each
+// miss from the snapshot; one batch call; unknown WMIs fail on their own.
+func TestSnapshotBatchPerItem(t *testing.T) {
+	up, snap := failing(), &fakeSnapshot{}
+	dec, _, _ := mustSnapshotDecoder(t, up, snap, vin.SnapshotFallback, 0)
+	in := []string{"1HGCM82633A004352", "WBA3A5C51CF256987", "1HGCM82633A004353"}
+	outs := dec.DecodeBatch(context.Background(), in, false)
+	if outs[0].Err != nil || vin.SourceOf(outs[0].Result) != vin.SourceSnapshot ||
+		!errors.Is(outs[1].Err, errBoom) ||
+		outs[2].Err != nil || vin.SourceOf(outs[2].Result) != vin.SourceSnapshot {
+		t.Fatalf("DecodeBatch = %+v; want snapshot, failure, snapshot", outs)
+	}
+	if n := up.batches.Load(); n != 1 {
+		t.Errorf("vPIC batch calls = %d, want 1", n)
+	}
+}
+
+// TestSnapshotOnly never calls vPIC.
+func TestSnapshotOnly(t *testing.T) {
+	up, snap := &fakeUpstream{}, &fakeSnapshot{}
+	dec, _, _ := mustSnapshotDecoder(t, up, snap, vin.SnapshotOnly, 0)
+	ctx := context.Background()
+	out, err := dec.Decode(ctx, "1HGCM82633A004352", false)
+	if err != nil || vin.SourceOf(out.Result) != vin.SourceSnapshot {
+		t.Fatalf("Decode = %+v, %v; want the snapshot's answer", out, err)
+	}
+	if out, err := dec.Decode(ctx, "1HGCM82633A004352", false); err != nil || !out.Cached {
+		t.Fatalf("second Decode = %+v, %v; want it cached", out, err)
+	}
+	if _, err := dec.Decode(ctx, "WBA3A5C51CF256987", false); !errors.Is(err, vin.ErrUpstream) {
+		t.Fatalf("Decode of an unknown WMI error = %v, want a kind of ErrUpstream", err)
+	}
+	outs := dec.DecodeBatch(ctx, []string{"1HGCM82633A004359", "WBA3A5C51CF256987"}, false)
+	if outs[0].Err != nil || outs[1].Err == nil {
+		t.Fatalf("DecodeBatch = %+v; want an answer and a failure", outs)
+	}
+	if s, b := up.singles.Load(), up.batches.Load(); s+b != 0 {
+		t.Errorf("vPIC was called %d times in only mode", s+b)
+	}
+	// Without a snapshot file, only fails every miss.
+	none, _, _ := mustSnapshotDecoder(t, up, nil, vin.SnapshotOnly, 0)
+	if _, err := none.Decode(ctx, "1HGCM82633A004352", false); !errors.Is(err, vin.ErrUpstream) {
+		t.Fatalf("only without a snapshot: error = %v, want ErrUpstream", err)
+	}
+}
+
+// TestSnapshotReadErrorCounted: a failing snapshot read counts, and the
+// request falls through to the old behaviour.
+func TestSnapshotReadErrorCounted(t *testing.T) {
+	snap := &fakeSnapshot{DecodeFn: func(context.Context, string) (vin.Decoded, error) {
+		return vin.Decoded{}, errors.New("disk I/O error")
+	}}
+	dec, _, _ := mustSnapshotDecoder(t, failing(), snap, vin.SnapshotFallback, 0)
+	if _, err := dec.Decode(context.Background(), "1HGCM82633A004352", false); !errors.Is(err, errBoom) {
+		t.Fatalf("Decode error = %v, want vPIC's failure", err)
+	}
+	if _, _, e := dec.SourceCounts(); e != 1 {
+		t.Errorf("snapshot errors = %d, want 1", e)
+	}
+}
+
+// TestSnapshotOff ignores the snapshot.
+func TestSnapshotOff(t *testing.T) {
+	snap := &fakeSnapshot{}
+	dec, _, _ := mustSnapshotDecoder(t, failing(), snap, vin.SnapshotOff, 0)
+	if _, err := dec.Decode(context.Background(), "1HGCM82633A004352", false); !errors.Is(err, errBoom) {
+		t.Fatalf("Decode error = %v, want vPIC's failure", err)
+	}
+	if n := snap.decodes.Load(); n != 0 {
+		t.Errorf("snapshot decodes = %d in off mode", n)
+	}
+	if info := dec.Snapshot(); info.Mode != vin.SnapshotOff {
+		t.Errorf("Snapshot() = %+v", info)
+	}
+}
+
+// TestSnapshotSetLater: the snapshot loads after start; until then the
+// Decoder answers without it and health says it is not available.
+func TestSnapshotSetLater(t *testing.T) {
+	dec, _, _ := mustSnapshotDecoder(t, &fakeUpstream{}, nil, vin.SnapshotOnly, 0)
+	ctx := context.Background()
+	if _, err := dec.Decode(ctx, "1HGCM82633A004352", false); !errors.Is(err, vin.ErrUpstream) {
+		t.Fatalf("Decode before the snapshot is set: error = %v, want ErrUpstream", err)
+	}
+	if info := dec.Snapshot(); info.Available || info.Mode != vin.SnapshotOnly {
+		t.Fatalf("Snapshot() before = %+v", info)
+	}
+	dec.SetSnapshot(&fakeSnapshot{})
+	if out, err := dec.Decode(ctx, "1HGCM82633A004352", false); err != nil || vin.SourceOf(out.Result) != vin.SourceSnapshot {
+		t.Fatalf("Decode after SetSnapshot = %+v, %v", out, err)
+	}
+	if info := dec.Snapshot(); !info.Available || info.Date.IsZero() {
+		t.Fatalf("Snapshot() after = %+v", info)
+	}
+}
