@@ -46,8 +46,19 @@ func URL(raw string) string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }
 
-// Links returns s with every absolute URL in it reduced by URL.
-func Links(s string) string { return urlPattern.ReplaceAllStringFunc(s, URL) }
+// Links returns s with every word (run of non-space characters) that holds
+// an absolute URL reduced by URL: the whole word, so that quotes or
+// brackets inside a query cannot end the URL early and leave the rest of
+// the query (a signature) behind.
+func Links(s string) string {
+	words := strings.Fields(s)
+	for i, w := range words {
+		if strings.Contains(w, "://") {
+			words[i] = URL(w)
+		}
+	}
+	return strings.Join(words, " ")
+}
 
 // Text returns s with every absolute URL in it replaced by "[url]", then
 // every non-empty secret and every credential-shaped word replaced by

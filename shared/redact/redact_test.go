@@ -71,6 +71,10 @@ func TestLinks(t *testing.T) {
 	if got := redact.Links(in); got != want {
 		t.Errorf("Links(%q) = %q, want %q", in, got, want)
 	}
+	quoted := "GET https://h/x.pdf?a='x'&sig=SECRET (status: 500)"
+	if got := redact.Links(quoted); strings.Contains(got, "SECRET") || !strings.Contains(got, "https://h/x.pdf") {
+		t.Errorf("Links(%q) = %q, want the signature gone and the link kept", quoted, got)
+	}
 }
 
 func TestText(t *testing.T) {

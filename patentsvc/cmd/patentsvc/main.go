@@ -96,6 +96,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	handler := httpapi.NewServer(logger, serverOptions(cfg, sched), authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
 	if err != nil {
+		_ = sched.Shutdown(ctx)
 		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
 	}
 	srv := graceful.NewServer(handler, logger, httpapi.WriteTimeout)

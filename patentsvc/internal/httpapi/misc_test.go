@@ -52,6 +52,18 @@ func TestModels(t *testing.T) {
 	}
 }
 
+// TestHealthVersion: health reports the build's version run() passes down
+// (main.version, stamped by make build), "dev" when unstamped.
+func TestHealthVersion(t *testing.T) {
+	for want, opts := range map[string][]option{"v1.4.0-3-gabc1234": {withVersion("v1.4.0-3-gabc1234")}, "dev": nil} {
+		var h map[string]any
+		decode(t, newEnv(t, opts...).do(t, request{target: "/health"}), &h)
+		if h["version"] != want {
+			t.Errorf("health version = %v, want %q", h["version"], want)
+		}
+	}
+}
+
 func TestHealth(t *testing.T) {
 	for _, tt := range []struct {
 		name     string

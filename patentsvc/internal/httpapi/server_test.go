@@ -104,11 +104,13 @@ type options struct {
 	trusted         []netip.Prefix
 	analyzerMissing []string
 	storeLogs       bool
+	version         string
 }
 
 type option func(*options)
 
 func onDialect(d string) option    { return func(o *options) { o.dialect = d } }
+func withVersion(v string) option  { return func(o *options) { o.version = v } }
 func withRootPath(p string) option { return func(o *options) { o.rootPath = p } }
 func withAnalyzerMissing(names ...string) option {
 	return func(o *options) { o.analyzerMissing = names }
@@ -164,6 +166,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 	runner := jobs.NewRunner(context.Background(), st, analyzer, "test-process", 2, nil, logger)
 	t.Cleanup(func() { runner.Shutdown(context.Background()) })
 	srv := httpapi.NewServer(logger, httpapi.Options{
+		Version:         o.version,
 		RootPath:        o.rootPath,
 		CORSOrigins:     []string{"http://localhost:3000", "http://localhost:5173"},
 		TrustedProxies:  o.trusted,

@@ -216,7 +216,9 @@ func (r *Runner) sweep(ctx context.Context) {
 
 // Shutdown stops accepting jobs and waits, until ctx ends, for the
 // companies being analysed; unfinished jobs are failed. Jobs still running
-// at ctx's end have their calls cancelled.
+// at ctx's end have their calls cancelled, and Shutdown returns at most
+// writeGrace later; a job whose end was not recorded by then fails when its
+// lease expires (another replica's sweep).
 func (r *Runner) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	if !r.closing {
@@ -232,7 +234,18 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		r.cancel()
-		<-done
+		// The cancelled jobs record their end (each write capped by
+		// finishTimeout); Shutdown waits for that at most writeGrace more,
+		// so the process keeps to its shutdown budget whatever the
+		// database does.
+		select {
+		case <-done:
+		case <-time.After(writeGrace):
+		}
 		return fmt.Errorf("jobs: shutdown: %w", ctx.Err())
 	}
 }
+
+// writeGrace is how long after the shutdown deadline Shutdown waits for the
+// cancelled jobs to record their end (the scheduler allows the same).
+const writeGrace = 2 * time.Second

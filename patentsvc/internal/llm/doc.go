@@ -38,7 +38,8 @@
 //   - Error texts name the model, the status and the gateway's message
 //     (cleaned, cut to 200 characters). They never contain the URL, the host
 //     or the API key: the key, and anything shaped like one (sk-...,
-//     "Bearer ..."), is replaced by [redacted] before a message is cut. The
+//     "Bearer ..."), is replaced by [redacted], and any URL the gateway's
+//     message quotes by [url], before a message is cut (shared/redact.Text). The
 //     client logs retries and completions at DEBUG without prompts, answers
 //     or headers.
 package llm

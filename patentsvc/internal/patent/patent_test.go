@@ -2,6 +2,7 @@ package patent_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -165,5 +166,19 @@ func TestCountChangeAlert(t *testing.T) {
 		if ok && (a.AlertType != "patent_count_change" || a.OldValue != float64(tt.old) || a.NewValue != float64(tt.new) || a.CompanyName != "Acme") {
 			t.Errorf("alert = %+v", a)
 		}
+	}
+}
+
+func TestNewKindError(t *testing.T) {
+	err := patent.NewKindError(patent.ErrPDFNotFound, "pdf link not allowed")
+	wrapped := fmt.Errorf("fetch US1: %w", err)
+	if err.Error() != "pdf link not allowed" || !errors.Is(wrapped, patent.ErrPDFNotFound) || !errors.Is(wrapped, err) {
+		t.Errorf("NewKindError: text %q, Is(kind)=%v, Is(itself)=%v", err, errors.Is(wrapped, patent.ErrPDFNotFound), errors.Is(wrapped, err))
+	}
+	if errors.Is(wrapped, patent.ErrNotFound) || errors.Is(wrapped, patent.ErrInvalid) {
+		t.Error("a kind error matches kinds it is not")
+	}
+	if inv := patent.Invalidf("x must be %d", 3); inv.Error() != "x must be 3" || !errors.Is(inv, patent.ErrInvalid) {
+		t.Errorf("Invalidf = %v", inv)
 	}
 }

@@ -152,6 +152,7 @@ func New(base context.Context, cfg Config, st Store, an Analyzer, elector Electo
 		gocron.WithStartAt(gocron.WithStartImmediately()),
 	)
 	if err != nil {
+		_ = sched.Shutdown() // NewScheduler started its goroutines
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
 	s.sched = sched
@@ -218,6 +219,9 @@ func (l leaderOnly) IsLeader(ctx context.Context) error { return l.s.elector.IsL
 // Dispatch claims the due companies and runs them (gocron calls it on the
 // leader; tests call it directly).
 func (s *Scheduler) Dispatch() {
+	if s == nil {
+		return
+	}
 	s.ticks.Add(1)
 	for s.ctx.Err() == nil {
 		due, err := s.store.ClaimDue(s.ctx, s.cfg.Batch, s.cfg.Hold)

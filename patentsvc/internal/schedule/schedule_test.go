@@ -387,3 +387,17 @@ func TestShutdownHangingStore(t *testing.T) {
 		t.Error("the hand-back write was never told to give up")
 	}
 }
+
+// TestNilSchedulerIsDisabled: run() passes a nil *Scheduler when the
+// scheduler is off; every method must then be a harmless no-op.
+func TestNilSchedulerIsDisabled(t *testing.T) {
+	var s *schedule.Scheduler
+	s.Start()
+	s.Dispatch()
+	if got := s.State(); got != schedule.StateDisabled {
+		t.Errorf("State() = %q, want %q", got, schedule.StateDisabled)
+	}
+	if err := s.Shutdown(t.Context()); err != nil {
+		t.Errorf("Shutdown() = %v", err)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
-	"github.com/gatewayapis/shared/redact"
 )
 
 // FuzzParseAnswer feeds arbitrary bodies to the answer parser: it must
@@ -123,7 +122,7 @@ func TestRedact(t *testing.T) {
 		"bad key secret-key-123",
 		"see http://127.0.0.1:9/x?api_key=secret-key-123 now",
 	} {
-		got := redact.Text(redact.Error(errors.New(in)), c.secrets...)
+		got := c.errText(errors.New(in))
 		if strings.Contains(got, "secret-key-123") || strings.Contains(got, "://") {
 			t.Errorf("redact(%q) = %q, want no key or URL", in, got)
 		}

@@ -162,7 +162,7 @@ func (c *Client) Search(ctx context.Context, q patent.SearchQuery) (patent.Searc
 	v.Set("api_key", c.apiKey)
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, c.baseURL+"/search.json?"+v.Encode(), nil)
 	if err != nil {
-		return patent.SearchResult{}, fmt.Errorf("%w: build request: %s", ErrUpstream, redact.Text(redact.Error(err), c.secrets...))
+		return patent.SearchResult{}, fmt.Errorf("%w: build request: %s", ErrUpstream, c.errText(err))
 	}
 	start := time.Now()
 	res, err := c.do(ctx, req, q.Max)
@@ -230,12 +230,12 @@ func (c *Client) do(ctx context.Context, req *retryablehttp.Request, limit int) 
 		return patent.SearchResult{}, fmt.Errorf("%w: %s: %w", ErrUpstream, prefix, cerr)
 	}
 	if resp == nil {
-		return patent.SearchResult{}, fmt.Errorf("%w: %s", ErrUpstream, redact.Text(redact.Error(err), c.secrets...))
+		return patent.SearchResult{}, fmt.Errorf("%w: %s", ErrUpstream, c.errText(err))
 	}
 	var body []byte
 	if last.resp == resp {
 		if last.readErr != nil {
-			return patent.SearchResult{}, fmt.Errorf("%w: %s", ErrUpstream, redact.Text(redact.Error(last.readErr), c.secrets...))
+			return patent.SearchResult{}, fmt.Errorf("%w: %s", ErrUpstream, c.errText(last.readErr))
 		}
 		body = last.body
 	} else {
@@ -288,6 +288,10 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	}
 	return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 }
+
+// errText is err's text for an error message: shared/redact's rules, with
+// this client's secrets (the API key, the base URL's host) hidden too.
+func (c *Client) errText(err error) string { return redact.Text(redact.Error(err), c.secrets...) }
 
 // secrets lists what errors must not show of the client's settings: the
 // API key and the base URL's host[:port] and host.
