@@ -81,9 +81,8 @@ fmt: ## fail if any file needs gofmt
 bench: ## run the benchmarks (loopback throughput vs bare Echo, 50-VIN batch, 1M-entry sweep)
 	@set -e; for m in $(MODULES); do echo "== bench $$m"; (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done
 
-bench-snapshot: vpic-snapshot ## side-by-side decode benchmark: the Go snapshot decoder vs corgi
-	cd vinsvc && TEST_VPIC_SNAPSHOT=$(abspath $(VPIC_SNAPSHOT_PATH)) go test -run '^$$' -bench BenchmarkDecode -benchmem ./internal/vpicdb/
-	cd vinsvc/internal/vpicdb/testdata/gen && { [ -d node_modules/better-sqlite3/build ] || { npm ci --ignore-scripts --loglevel=error && npm rebuild better-sqlite3 --build-from-source --loglevel=error; }; } && VPIC_DB=$(abspath $(VPIC_SNAPSHOT_PATH)) node bench.mjs
+bench-snapshot: vpic-snapshot ## the Go snapshot decoder vs corgi's own decode of the same VINs (node), with the ratios
+	tools/bench-snapshot.sh $(VPIC_SNAPSHOT_PATH)
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
 	@set -e; for t in $(FUZZ_TARGETS); do m=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; fn=$${rest#*:}; \
