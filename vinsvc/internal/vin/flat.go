@@ -15,8 +15,16 @@ import (
 // and the snapshot decoder produces it, so both map to a Result by the
 // same rules.
 type FlatRecord struct {
-	fields map[string]json.RawMessage
+	fields map[string]json.RawMessage // from ParseFlatRecord
+	strs   map[string]string          // from NewFlatRecord
 	raw    json.RawMessage
+}
+
+// NewFlatRecord is a record its producer already holds as strings (the
+// snapshot decoder): values by key, and raw, the same record as JSON, kept
+// as Raw. It saves reading raw back.
+func NewFlatRecord(values map[string]string, raw json.RawMessage) FlatRecord {
+	return FlatRecord{strs: values, raw: raw}
 }
 
 // ParseFlatRecord reads one record. raw must be a JSON object; it is kept
@@ -35,6 +43,10 @@ func (r FlatRecord) Raw() json.RawMessage { return r.raw }
 // Str returns the field's value as text, trimmed. Values are JSON strings in
 // the flat format; a number is taken as its literal and null as absent.
 func (r FlatRecord) Str(key string) (string, bool) {
+	if r.strs != nil {
+		v, ok := r.strs[key]
+		return strings.TrimSpace(v), ok
+	}
 	raw, ok := r.fields[key]
 	if !ok {
 		return "", false

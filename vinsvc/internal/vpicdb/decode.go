@@ -96,8 +96,8 @@ type decoder struct {
 // Decode decodes v, a normalised valid VIN (vin.Valid), as vPIC's
 // spVinDecode would against the snapshot, without a caller model year.
 // The result's Raw is the flat DecodeVinValues record with every key of
-// vPIC's 2026 record in vPIC's order ("" for no value); Result is
-// vin.ParseFlatRecord(raw).Decoded(v).
+// vPIC's 2026 record in vPIC's order ("" for no value); Result is what
+// vin.ParseFlatRecord(raw).Decoded(v) gives (TestResultMatchesRaw).
 //
 // Decode returns an error wrapping ErrUnknownWMI when the snapshot does
 // not know v's WMI, one wrapping vin.ErrInvalid when v is not a valid VIN,
@@ -116,11 +116,8 @@ func (db *DB) Decode(ctx context.Context, v string) (vin.Decoded, error) {
 	}
 	d := newDecoder(db.snap, v, w, now.Year())
 	best := d.decode()
-	rec, err := vin.ParseFlatRecord(d.flat(best))
-	if err != nil {
-		return vin.Decoded{}, fmt.Errorf("vpicdb decode %s: %w", v, err)
-	}
-	return rec.Decoded(v)
+	raw, values := d.flat(best)
+	return vin.NewFlatRecord(values, raw).Decoded(v)
 }
 
 // findWMI returns the VIN's Wmi row: positions 1-3, or 1-3 and 12-14 when

@@ -119,7 +119,8 @@
 //     the load's garbage back to the OS (it peaks about 150 MB above during
 //     Open); under steady decoding it settles about 85 MB above, as GOGC=100
 //     lets the heap grow to twice what is live.
-//   - Decode: p50 0.13-0.21 ms, p99 0.38-0.48 ms, 51 KB and 627
-//     allocations per VIN; about 60% of it is vin.ParseFlatRecord reading
-//     the 154-key record back. Two goroutines decode a VIN every 0.08 ms.
+//   - Decode: p50 0.04 ms, p99 0.17 ms, 29 KB and 110 allocations per
+//     VIN (make bench-snapshot; docs/performance.md compares corgi). The
+//     result is mapped from the values directly (vin.NewFlatRecord), not
+//     by reading the JSON record back, which cost 4x as much.
 package vpicdb

@@ -52,7 +52,8 @@ func Explain(db *DB, v string) Explanation {
 	plan := d.years()
 	best := d.decode()
 	exp := Explanation{Conclusive: plan.conclusive, Moved: plan.moved, Fields: map[string]Trace{}, Flat: map[string]string{}}
-	_ = json.Unmarshal(d.flat(best), &exp.Flat)
+	raw, _ := d.flat(best)
+	_ = json.Unmarshal(raw, &exp.Flat)
 	exp.Years = []int{best.year}
 	for _, y := range []int{plan.year, plan.other} {
 		if y != 0 && y != best.year {

@@ -62,10 +62,10 @@ func (p *pass) resolve(s *snapshot) {
 	}
 }
 
-// flat renders the pass as vPIC's flat record. An element with several
-// values (the notes) gets its distinct values joined by ", "; tabs and
-// line breaks in values become spaces, as in vPIC.
-func (d *decoder) flat(p *pass) json.RawMessage {
+// flat renders the pass as vPIC's flat record, as JSON and as values by
+// key. An element with several values (the notes) gets its distinct values
+// joined by ", "; tabs and line breaks in values become spaces, as in vPIC.
+func (d *decoder) flat(p *pass) (json.RawMessage, map[string]string) {
 	vals := make([][]string, len(flatKeys))
 	set := func(key, v string) {
 		if i := flatIndex(key); i >= 0 {
@@ -102,20 +102,24 @@ func (d *decoder) flat(p *pass) json.RawMessage {
 	return encodeFlat(vals)
 }
 
-// encodeFlat writes the record as compact JSON in flatKeys order.
-func encodeFlat(vals [][]string) json.RawMessage {
+// encodeFlat writes the record as compact JSON in flatKeys order, and as a
+// map of the same values.
+func encodeFlat(vals [][]string) (json.RawMessage, map[string]string) {
 	b := make([]byte, 0, 4096)
+	m := make(map[string]string, len(flatKeys))
 	b = append(b, '{')
 	for i, k := range flatKeys {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		v := strings.Join(vals[i], ", ")
+		m[k] = v
 		b = append(b, '"')
 		b = append(b, k...)
 		b = append(b, '"', ':')
-		b = appendString(b, strings.Join(vals[i], ", "))
+		b = appendString(b, v)
 	}
-	return append(b, '}')
+	return append(b, '}'), m
 }
 
 // appendString appends s as a JSON string.

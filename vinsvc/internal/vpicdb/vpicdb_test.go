@@ -18,6 +18,7 @@ import (
 
 	"github.com/gatewayapis/vinsvc/internal/vin"
 	"github.com/gatewayapis/vinsvc/internal/vpicdb"
+	"github.com/google/go-cmp/cmp"
 )
 
 // testNow is the date the tests decode at (the corpus was generated with
@@ -347,4 +348,27 @@ func TestDecodeConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestResultMatchesRaw: Decode maps its values without reading the JSON
+// record back; the result must be exactly what reading it back gives.
+func TestResultMatchesRaw(t *testing.T) {
+	db := mustOpenShared(t)
+	for _, v := range corpusVINs(t) {
+		d, err := db.Decode(context.Background(), v)
+		if err != nil {
+			continue
+		}
+		rec, err := vin.ParseFlatRecord(d.Raw)
+		if err != nil {
+			t.Fatalf("Decode(%s) raw does not parse: %v", v, err)
+		}
+		want, err := rec.Decoded(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.Result, d.Result); diff != "" {
+			t.Errorf("Decode(%s) result differs from its raw record (-raw +result):\n%s", v, diff)
+		}
+	}
 }
