@@ -18,7 +18,7 @@ VPIC_SNAPSHOT_PATH ?= data/vpic/vpic.lite.db
 # module:package:target
 FUZZ_TARGETS := \
 	vinsvc:./internal/vin/:FuzzParse vinsvc:./internal/vpic/:FuzzParse vinsvc:./internal/cache/:FuzzRecord \
-	vinsvc:./internal/httpapi/:FuzzParseBatchBody vinsvc:./internal/httpapi/:FuzzAppendResult \
+	vinsvc:./internal/httpapi/:FuzzParseBatchBody vinsvc:./internal/httpapi/:FuzzAppendResult vinsvc:./internal/vpicdb/:FuzzDecode \
 	patentsvc:./internal/patent/:FuzzParseCompanyName patentsvc:./internal/auth/:FuzzParse \
 	patentsvc:./internal/pdf/:FuzzExtract patentsvc:./internal/serpapi/:FuzzParseAnswer \
 	patentsvc:./internal/llm/:FuzzParseCompletion patentsvc:./internal/llm/:FuzzGatewayMessage \
@@ -86,7 +86,7 @@ bench-snapshot: vpic-snapshot ## the Go snapshot decoder vs corgi's own decode o
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
 	@set -e; for t in $(FUZZ_TARGETS); do m=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; fn=$${rest#*:}; \
-		echo "== fuzz $$m $$pkg $$fn"; (cd $$m && go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg); done
+		echo "== fuzz $$m $$pkg $$fn"; (cd $$m && TEST_VPIC_SNAPSHOT=$(abspath $(VPIC_SNAPSHOT_PATH)) go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg); done
 
 cover: ## test with coverage; writes coverage-<module>.out
 	@set -e; for m in $(MODULES); do (cd $$m && go test -count=1 -coverprofile=../coverage-$$m.out ./... && go tool cover -func=../coverage-$$m.out | tail -1); done
