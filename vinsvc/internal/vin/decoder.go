@@ -119,6 +119,9 @@ func (d *Decoder) resolve(ctx context.Context, vins []string, withRaw, batch boo
 	if len(missIdx) > 0 && d.snapMode == SnapshotOnly {
 		for _, i := range missIdx {
 			outs[i] = d.fromSnapshotStored(ctx, vins[i])
+			if !withRaw {
+				outs[i].Raw = nil
+			}
 		}
 		missIdx = nil
 	}
