@@ -76,6 +76,8 @@ var importRules = []importRule{
 	{"cache", roleAdapter, []string{"vin"}},  // adapter: decoded VINs in a bbolt file
 	{"vpic", roleAdapter, []string{"vin"}},   // adapter: NHTSA's vPIC API
 	{"vpicdb", roleAdapter, []string{"vin"}}, // adapter: the vPIC snapshot, a SQLite file
+	// adapter: Redis, shared by the replicas (limits, pacing, second cache tier, locks)
+	{"cluster", roleAdapter, []string{"vin", "ratelimit"}},
 
 	{"config", roleConfig, []string{"ratelimit", "vin"}}, // config: the environment, parsed and checked
 

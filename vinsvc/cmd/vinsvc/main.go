@@ -21,9 +21,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gatewayapis/shared/graceful"
 	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/vinsvc/internal/cache"
+	"github.com/gatewayapis/vinsvc/internal/cluster"
 	"github.com/gatewayapis/vinsvc/internal/config"
 	"github.com/gatewayapis/vinsvc/internal/httpapi"
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
@@ -67,22 +70,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	defer closeCache(store, logger)
 
-	// Clients and domain services.
+	// State shared by the replicas (REDIS_URL); nil when there is none.
 	reg := observe.NewRegistry()
+	shared, err := openRedis(ctx, cfg, logger, reg)
+	if err != nil {
+		return err
+	}
+	defer shared.Close()
+
+	// Clients and domain services.
 	client := vpic.NewClient(cfg.VPICBaseURL, cfg.UpstreamTimeout, cfg.UpstreamRetries, cfg.UpstreamMaxRPS,
-		logger, vpic.NewMetrics(reg))
-	decoder := vin.NewDecoder(store, client, client.MaxCallDuration(), logger, time.Now,
+		logger, vpic.NewMetrics(reg), clientOptions(cfg, shared)...)
+	tiers, upstream := sharedDecodes(cfg, shared, store, client)
+	decoder := vin.NewDecoder(tiers, upstream, client.MaxCallDuration(), logger, time.Now,
 		vin.WithSnapshot(nil, cfg.SnapshotMode, cfg.SnapshotAfter, cfg.SnapshotCacheTTL))
 	defer loadSnapshot(ctx, cfg, decoder, logger)()
 	monitor := vpic.NewMonitor(client.Ping, min(client.MaxCallDuration(), cfg.UpstreamCheckInterval), logger, time.Now)
-	limiter := newLimiter(cfg.RateLimits)
+	limiter := newLimiter(cfg.RateLimits, shared)
 
 	// HTTP server.
-	var upstream httpapi.UpstreamMonitor = monitor
+	var checks httpapi.UpstreamMonitor = monitor
 	if cfg.SnapshotMode == vin.SnapshotOnly {
-		upstream = neverChecked{}
+		checks = neverChecked{}
 	}
-	handler := httpapi.NewServer(logger, cfg.ProxySecrets(), decoder, store, limiter, upstream, reg, time.Now(), time.Now)
+	handler := httpapi.NewServer(logger, cfg.ProxySecrets(), decoder, store, limiter, checks, shared, reg, time.Now(), time.Now)
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
@@ -137,12 +148,45 @@ func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
 }
 
 // newLimiter returns the rate limiter for plans, nil when RATE_LIMITS is
-// off (plans is nil).
-func newLimiter(plans ratelimit.Plans) *ratelimit.Limiter {
+// off (plans is nil). With Redis the budgets are the cluster's.
+func newLimiter(plans ratelimit.Plans, shared *cluster.Redis) *ratelimit.Limiter {
 	if plans == nil {
 		return nil
 	}
-	return ratelimit.New(plans, time.Now)
+	if shared == nil {
+		return ratelimit.New(plans, time.Now)
+	}
+	return ratelimit.New(plans, time.Now, ratelimit.WithShared(shared.Limits()))
+}
+
+// openRedis connects to REDIS_URL, or returns nil when it is empty. A Redis
+// that does not answer is no reason not to start (cluster.Open logs it).
+func openRedis(ctx context.Context, cfg config.Config, logger *slog.Logger, reg *prometheus.Registry) (*cluster.Redis, error) {
+	if cfg.RedisURL == "" {
+		logger.Info("REDIS_URL not set: limits, vPIC pacing and the cache are this process's own")
+		return nil, nil
+	}
+	return cluster.Open(ctx, cfg.RedisURL.Reveal(), cfg.RedisKeyPrefix, cfg.RedisTimeout, logger, cluster.NewMetrics(reg))
+}
+
+// clientOptions paces vPIC calls for the whole cluster when there is Redis.
+func clientOptions(cfg config.Config, shared *cluster.Redis) []vpic.Option {
+	if shared == nil {
+		return nil
+	}
+	return []vpic.Option{vpic.WithPacer(shared.Pacer(cfg.UpstreamMaxRPS))}
+}
+
+// sharedDecodes returns the decoder's cache and upstream: the pod's own
+// cache and vPIC, or with Redis the two-tier cache and vPIC behind the
+// per-VIN locks. A replica waits for another's call at most one attempt's
+// timeout; a lock outlives a dead holder by at most the longest call.
+func sharedDecodes(cfg config.Config, shared *cluster.Redis, store *cache.Cache, client *vpic.Client) (vin.Cache, vin.Upstream) {
+	if shared == nil {
+		return store, client
+	}
+	tiers := shared.Cache(store, cfg.CacheTTL)
+	return tiers, shared.Upstream(client, tiers, client.MaxCallDuration(), cfg.UpstreamTimeout)
 }
 
 // loadSnapshot opens the vPIC snapshot VPIC_SNAPSHOT_PATH names, unless

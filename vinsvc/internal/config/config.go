@@ -50,6 +50,10 @@ type Config struct {
 	SnapshotMode     vin.SnapshotMode
 	SnapshotAfter    time.Duration
 	SnapshotCacheTTL time.Duration
+	// Redis, shared by the replicas; RedisURL empty: not used.
+	RedisURL       Secret
+	RedisTimeout   time.Duration
+	RedisKeyPrefix string
 
 	// ProxySecretDefaulted is true when development fell back to
 	// DevProxySecret; run logs a warning.
@@ -103,9 +107,9 @@ var settings = []setting{
 		func(c *Config, v string) error { return intIn(&c.UpstreamRetries, v, 0, 10) }},
 	{"UPSTREAM_CHECK_INTERVAL", "60s", "How often the health probe checks the upstream.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.UpstreamCheckInterval, v) }},
-	{"UPSTREAM_MAX_RPS", "10", "Cap on upstream attempts per second from one process; calls beyond it wait their turn within their timeout. A batch is one call.", false,
+	{"UPSTREAM_MAX_RPS", "10", "Cap on upstream attempts per second: from the whole cluster with `REDIS_URL`, from one process without it; calls beyond it wait their turn within their timeout. A batch is one call.", false,
 		func(c *Config, v string) error { return positiveFloat(&c.UpstreamMaxRPS, v) }},
-	{"RATE_LIMITS", "BASIC=60/1m,PRO=600/1m,ULTRA=3000/1m,MEGA=12000/1m,default=60/1m", "Per-plan token buckets `NAME=N/DURATION`, plan names case-insensitive, chosen by `X-Gateway-Subscription` (absent or unknown: `default`, which is 60/1m when not listed); `off` disables limiting.", false,
+	{"RATE_LIMITS", "BASIC=60/1m,PRO=600/1m,ULTRA=3000/1m,MEGA=12000/1m,default=60/1m", "Per-plan token buckets `NAME=N/DURATION`, plan names case-insensitive, chosen by `X-Gateway-Subscription` (absent or unknown: `default`, which is 60/1m when not listed), one budget per subscriber: across every replica with `REDIS_URL`, per process without it; `off` disables limiting.", false,
 		func(c *Config, v string) (err error) {
 			c.RateLimits, err = ratelimit.Parse(v, defaultLimit)
 			return err
@@ -118,6 +122,12 @@ var settings = []setting{
 		func(c *Config, v string) error { return nonNegativeDuration(&c.SnapshotAfter, v) }},
 	{"SNAPSHOT_CACHE_TTL", "24h", "Lifetime of a cached snapshot answer, so that vPIC's answer replaces it soon (at most `CACHE_TTL`).", false,
 		func(c *Config, v string) error { return positiveDuration(&c.SnapshotCacheTTL, v) }},
+	{"REDIS_URL", "", "Redis (6 or later, or Valkey) shared by the replicas, as `redis://[:password@]host:6379/0` or `rediss://` for TLS: rate limits and `UPSTREAM_MAX_RPS` then hold for the cluster, answers one replica fetched are served by the others (a second cache tier behind each pod's file), and concurrent misses of one VIN make one vPIC call. Empty: each process alone. Redis unreachable: the service keeps answering on per-process limits and its own cache (docs/vinsvc.md).", true,
+		func(c *Config, v string) error { return redisURL(&c.RedisURL, v) }},
+	{"REDIS_TIMEOUT", "50ms", "Longest wait for one Redis command; past it the request goes on without Redis, which is then left alone for a second.", false,
+		func(c *Config, v string) error { return positiveDuration(&c.RedisTimeout, v) }},
+	{"REDIS_KEY_PREFIX", "vinsvc:", "Prefix of every Redis key, so that several deployments can share one Redis.", false,
+		func(c *Config, v string) error { c.RedisKeyPrefix = v; return nil }},
 	{"SHUTDOWN_TIMEOUT", "15s", "One deadline after SIGTERM for draining requests and the upstream calls whose answers are cached; the cache closes after it.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
 }
@@ -175,6 +185,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("vpic_snapshot_mode", string(c.SnapshotMode)),
 		slog.String("vpic_snapshot_after", c.SnapshotAfter.String()),
 		slog.String("snapshot_cache_ttl", c.SnapshotCacheTTL.String()),
+		slog.Bool("redis_url_set", c.RedisURL != ""),
+		slog.String("redis_timeout", c.RedisTimeout.String()),
+		slog.String("redis_key_prefix", c.RedisKeyPrefix),
 	)
 }
 
@@ -255,6 +268,29 @@ func positiveFloat(dst *float64, v string) error {
 		return errors.New("must be greater than 0")
 	}
 	*dst = f
+	return nil
+}
+
+// redisURL accepts an empty value (no Redis) or a redis://, rediss:// or
+// unix:// URL; go-redis checks the rest when it connects.
+func redisURL(dst *Secret, v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return errors.New("not a URL such as redis://redis:6379/0")
+	}
+	switch u.Scheme {
+	case "redis", "rediss":
+		if u.Host == "" {
+			return errors.New("names no host, as in redis://redis:6379/0")
+		}
+	case "unix":
+	default:
+		return errors.New("must start with redis://, rediss:// or unix://")
+	}
+	*dst = Secret(v)
 	return nil
 }
 

@@ -41,6 +41,9 @@ func TestLoadDefaults(t *testing.T) {
 		{"UpstreamCheckInterval", c.UpstreamCheckInterval, 60 * time.Second},
 		{"UpstreamMaxRPS", c.UpstreamMaxRPS, 10.0},
 		{"ShutdownTimeout", c.ShutdownTimeout, 15 * time.Second},
+		{"RedisURL", c.RedisURL.Reveal(), ""},
+		{"RedisTimeout", c.RedisTimeout, 50 * time.Millisecond},
+		{"RedisKeyPrefix", c.RedisKeyPrefix, "vinsvc:"},
 		{"RateLimits", c.RateLimits.String(), "BASIC=60/1m0s,DEFAULT=60/1m0s,MEGA=12000/1m0s,PRO=600/1m0s,ULTRA=3000/1m0s"},
 	}
 	for _, ck := range checks {
@@ -82,6 +85,10 @@ func TestLoadErrors(t *testing.T) {
 		{"nan rps", map[string]string{"UPSTREAM_MAX_RPS": "NaN"}, []string{"UPSTREAM_MAX_RPS"}},
 		{"bad url", map[string]string{"VPIC_BASE_URL": "vpic.nhtsa.dot.gov"}, []string{"VPIC_BASE_URL"}},
 		{"bad level", map[string]string{"LOG_LEVEL": "loud"}, []string{"LOG_LEVEL"}},
+		{"redis url without scheme", map[string]string{"REDIS_URL": "redis-host:6379"}, []string{"REDIS_URL", "redis://"}},
+		{"redis url http", map[string]string{"REDIS_URL": "http://redis:6379"}, []string{"REDIS_URL", "redis://"}},
+		{"redis url without host", map[string]string{"REDIS_URL": "redis://"}, []string{"REDIS_URL", "host"}},
+		{"redis timeout zero", map[string]string{"REDIS_TIMEOUT": "0"}, []string{"REDIS_TIMEOUT", "positive"}},
 		{"bad limits", map[string]string{"RATE_LIMITS": "BASIC=sixty/1m"}, []string{"RATE_LIMITS", "BASIC=sixty/1m"}},
 		{"all reported at once", map[string]string{"PORT": "x", "CACHE_TTL": "y", "UPSTREAM_RETRIES": "z"}, []string{"PORT", "CACHE_TTL", "UPSTREAM_RETRIES"}},
 	} {
@@ -115,6 +122,20 @@ func TestSecretNeverPrinted(t *testing.T) {
 	_, err = config.Load(env(map[string]string{"PROXY_SECRET": "hunter2", "PORT": "x"}))
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("Load error = %v, must not contain the secret", err)
+	}
+	// REDIS_URL carries a password: never in the log, nor in an error.
+	c, err = config.Load(env(map[string]string{"REDIS_URL": "redis://:hunter4@redis:6379/0"}))
+	if err != nil || c.RedisURL.Reveal() != "redis://:hunter4@redis:6379/0" {
+		t.Fatalf("Load(REDIS_URL) = %q, %v", c.RedisURL.Reveal(), err)
+	}
+	b.Reset()
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
+	if strings.Contains(b.String(), "hunter4") || !strings.Contains(b.String(), `"redis_url_set":true`) {
+		t.Errorf("logged config = %s, want REDIS_URL hidden and redis_url_set true", b.String())
+	}
+	_, err = config.Load(env(map[string]string{"REDIS_URL": "http://:hunter5@redis"}))
+	if err == nil || strings.Contains(err.Error(), "hunter5") {
+		t.Errorf("Load error = %v, must not contain the Redis password", err)
 	}
 }
 

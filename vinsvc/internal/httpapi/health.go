@@ -18,6 +18,9 @@ type healthJSON struct {
 	Cache         cacheJSON    `json:"cache"`
 	Upstream      upstreamJSON `json:"upstream"`
 	Snapshot      snapshotJSON `json:"snapshot"`
+	// Redis is "ok", "unreachable" or "disabled" (no REDIS_URL); it never
+	// makes the service degraded: without Redis each replica answers alone.
+	Redis string `json:"redis"`
 }
 
 // snapshotJSON is health's snapshot object (decisions.md): the mode,
@@ -59,8 +62,8 @@ type upstreamJSON struct {
 
 // handleHealth serves GET /v1/health: 200 "ok", or 503 "degraded" when the
 // cache store fails, or the last upstream check failed and no snapshot
-// answers in its place.
-func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, started time.Time, now func() time.Time) echo.HandlerFunc {
+// answers in its place. Redis's state is shown and never degrades it.
+func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, shared SharedState, started time.Time, now func() time.Time) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
@@ -78,6 +81,7 @@ func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, started tim
 				SizeMB:     round(float64(st.SizeBytes)/(1<<20), 3),
 			},
 			Upstream: upstreamJSON{Catalog: "reachable"},
+			Redis:    shared.State(ctx),
 		}
 		if !up.Reachable {
 			body.Upstream.Catalog = "unreachable"

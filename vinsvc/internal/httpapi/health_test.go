@@ -20,6 +20,23 @@ type healthBody struct {
 		SizeMB     float64 `json:"size_mb"`
 	} `json:"cache"`
 	Upstream map[string]string `json:"upstream"`
+	Redis    string            `json:"redis"`
+}
+
+// TestHealthRedis: health shows the shared Redis's state, and an
+// unreachable Redis leaves the service healthy (each replica then answers
+// alone).
+func TestHealthRedis(t *testing.T) {
+	for _, state := range []string{"ok", "unreachable", "disabled"} {
+		en := newEnv(t, withShared(fixedShared(state)))
+		en.mon.Check(context.Background())
+		rec := en.do(t, request{target: "/v1/health", noAuth: true})
+		var h healthBody
+		decode(t, rec, &h)
+		if rec.Code != http.StatusOK || h.Status != "ok" || h.Redis != state {
+			t.Errorf("redis %s: status %d, body %s", state, rec.Code, rec.Body)
+		}
+	}
 }
 
 func TestHealthOK(t *testing.T) {

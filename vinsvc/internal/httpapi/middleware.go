@@ -60,7 +60,7 @@ func limit(l *ratelimit.Limiter, cost func(echo.Context) int) echo.MiddlewareFun
 			if subscriber == "" {
 				subscriber = "ip:" + c.RealIP()
 			}
-			d := l.Take(req.Header.Get(headerSubscription), subscriber, cost(c))
+			d := l.Take(req.Context(), req.Header.Get(headerSubscription), subscriber, cost(c))
 			h := c.Response().Header()
 			// Canonical keys set directly: this is on every request's path.
 			h["X-Ratelimit-Limit"] = []string{strconv.Itoa(d.Limit)}

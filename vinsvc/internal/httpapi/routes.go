@@ -13,16 +13,17 @@ import (
 
 // addRoutes is the whole HTTP surface of the service.
 func addRoutes(e *echo.Echo, logger *slog.Logger, proxySecrets []string, dec Decoder, store Store,
-	limiter *ratelimit.Limiter, monitor UpstreamMonitor, reg *prometheus.Registry, started time.Time, now func() time.Time) {
+	limiter *ratelimit.Limiter, monitor UpstreamMonitor, shared SharedState, reg *prometheus.Registry, started time.Time, now func() time.Time) {
 	secret := requireProxySecret(proxySecrets)
 
 	v1 := e.Group("/v1")
 	v1.GET("/decode", handleDecode(dec), secret, limit(limiter, decodeCost))
 	v1.POST("/batch", handleBatch(dec), secret, limit(limiter, batchCost))
-	v1.GET("/health", handleHealth(store, dec, monitor, started, now))
+	v1.GET("/health", handleHealth(store, dec, monitor, shared, started, now))
 
-	// Readiness checks the cache store only, never vPIC: the cache serves
-	// while the upstream is down.
+	// Readiness checks the cache store only, never vPIC nor Redis: the
+	// cache serves while the upstream is down, and the service runs on its
+	// own while Redis is.
 	e.GET("/livez", observe.Livez())
 	e.GET("/readyz", observe.Readyz(store.Check, readyTimeout, "cache store unavailable", logger))
 	e.GET("/metrics", echo.WrapHandler(observe.Handler(reg)))

@@ -73,7 +73,15 @@ type options struct {
 	decoder httpapi.Decoder
 	snap    vin.Snapshot
 	mode    vin.SnapshotMode
+	shared  httpapi.SharedState
 }
+
+// fixedShared is a Redis whose state is fixed.
+type fixedShared string
+
+func (f fixedShared) State(context.Context) string { return string(f) }
+
+func withShared(s httpapi.SharedState) option { return func(o *options) { o.shared = s } }
 
 func quiet() option                        { return func(o *options) { o.quiet = true } }
 func withLimits(s string) option           { return func(o *options) { o.limits = s } }
@@ -89,7 +97,7 @@ func withSnapshot(s vin.Snapshot, mode vin.SnapshotMode) option {
 
 func newEnv(t testing.TB, opts ...option) *env {
 	t.Helper()
-	o := options{limits: "off", timeout: 2 * time.Second, mode: vin.SnapshotOff}
+	o := options{limits: "off", timeout: 2 * time.Second, mode: vin.SnapshotOff, shared: fixedShared("disabled")}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -124,7 +132,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 		d = o.decoder
 	}
 	started := clk.Now().Add(-time.Hour)
-	e := httpapi.NewServer(logger, []string{secret, previousSecret}, d, c, lim, mon, reg, started, clk.Now)
+	e := httpapi.NewServer(logger, []string{secret, previousSecret}, d, c, lim, mon, o.shared, reg, started, clk.Now)
 	return &env{e: e, up: up, cache: c, dec: dec, mon: mon, clk: clk, reg: reg, logs: logs, limiter: lim}
 }
 

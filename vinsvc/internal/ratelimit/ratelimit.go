@@ -5,6 +5,10 @@
 // (so a client can spend N at once, then N per D on average). A request
 // costs one token per VIN. Buckets idle long enough to be full again are
 // dropped by the janitor, so memory follows the active subscribers only.
+//
+// With a Shared budget (Redis, WithShared) the bucket is one for the whole
+// cluster; the process's own buckets answer only when the shared one
+// cannot (an outage), so limits stay on, per process, while it lasts.
 package ratelimit
 
 import (
@@ -117,10 +121,19 @@ type Decision struct {
 	RetryAfter time.Duration
 }
 
+// Shared is a budget kept outside the process, one for every replica: the
+// same bucket semantics (GCRA is the token bucket's equivalent), keyed by
+// key. An error means it could not answer; the Limiter then answers from
+// its own buckets.
+type Shared interface {
+	Take(ctx context.Context, key string, limit Limit, cost int) (Decision, error)
+}
+
 // Limiter holds the buckets. It is safe for concurrent use.
 type Limiter struct {
-	plans Plans
-	now   func() time.Time
+	plans  Plans
+	now    func() time.Time
+	shared Shared // nil: the process's own buckets only
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -132,20 +145,43 @@ type bucket struct {
 	lastSeen time.Time
 }
 
+// Option configures a Limiter.
+type Option func(*Limiter)
+
+// WithShared makes s the budget of record, with the process's own buckets
+// answering only when s fails.
+func WithShared(s Shared) Option { return func(l *Limiter) { l.shared = s } }
+
 // New returns a Limiter for plans (which must hold DefaultPlan).
-func New(plans Plans, now func() time.Time) *Limiter {
-	return &Limiter{plans: plans, now: now, buckets: make(map[string]*bucket)}
+func New(plans Plans, now func() time.Time, opts ...Option) *Limiter {
+	l := &Limiter{plans: plans, now: now, buckets: make(map[string]*bucket)}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
 }
 
 // Take spends cost tokens from the bucket of (plan, subscriber), if they are
 // there. The plan name is case-insensitive; an empty or unknown one uses
-// the default plan. Nothing is spent when the request is refused.
-func (l *Limiter) Take(plan, subscriber string, cost int) Decision {
+// the default plan. Nothing is spent when the request is refused. With a
+// Shared budget the cluster's bucket decides; when it cannot answer, the
+// process's own does.
+func (l *Limiter) Take(ctx context.Context, plan, subscriber string, cost int) Decision {
 	plan = strings.ToUpper(strings.TrimSpace(plan))
 	limit, ok := l.plans[plan]
 	if !ok {
 		plan, limit = DefaultPlan, l.plans[DefaultPlan]
 	}
+	if l.shared != nil && cost <= limit.N { // more than N: takeLocal refuses it
+		if d, err := l.shared.Take(ctx, plan+":"+subscriber, limit, cost); err == nil {
+			return d
+		}
+	}
+	return l.takeLocal(plan, subscriber, limit, cost)
+}
+
+// takeLocal spends from the process's own bucket.
+func (l *Limiter) takeLocal(plan, subscriber string, limit Limit, cost int) Decision {
 	now := l.now()
 	key := plan + "\x00" + subscriber
 

@@ -48,16 +48,36 @@ type Client struct {
 	retries int
 }
 
+// Pacer makes an attempt wait for its turn. *rate.Limiter implements it
+// for one process; the cluster's pacer (package cluster) for every replica.
+type Pacer interface {
+	Wait(ctx context.Context) error
+}
+
+// Option configures a Client.
+type Option func(*clientOptions)
+
+type clientOptions struct{ pacer Pacer }
+
+// WithPacer replaces the client's own pacer (maxRPS for this process) with
+// p, e.g. one shared by every replica.
+func WithPacer(p Pacer) Option { return func(o *clientOptions) { o.pacer = p } }
+
 // NewClient returns a client for the vPIC API at baseURL (e.g.
 // https://vpic.nhtsa.dot.gov/api/vehicles). timeout bounds each attempt,
 // retries is the number of attempts after the first, and maxRPS caps the
-// attempts per second this client makes. metrics may be nil.
-func NewClient(baseURL string, timeout time.Duration, retries int, maxRPS float64, logger *slog.Logger, metrics *Metrics) *Client {
+// attempts per second this client makes (unless WithPacer paces it).
+// metrics may be nil.
+func NewClient(baseURL string, timeout time.Duration, retries int, maxRPS float64, logger *slog.Logger, metrics *Metrics, opts ...Option) *Client {
+	o := clientOptions{pacer: rate.NewLimiter(rate.Limit(maxRPS), 1)}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	transport := cleanhttp.DefaultPooledTransport()
 	transport.MaxIdleConnsPerHost = 16
 	hc := &http.Client{
 		Timeout:   timeout,
-		Transport: &pacedTransport{next: transport, limiter: rate.NewLimiter(rate.Limit(maxRPS), 1)},
+		Transport: &pacedTransport{next: transport, pacer: o.pacer},
 	}
 	c := &Client{
 		baseURL: strings.TrimRight(baseURL, "/"),
@@ -227,14 +247,14 @@ func (c *Client) do(req *retryablehttp.Request, op string) (recs []record, err e
 	return recs, nil
 }
 
-// pacedTransport makes every attempt wait for the limiter first.
+// pacedTransport makes every attempt wait for the pacer first.
 type pacedTransport struct {
-	next    http.RoundTripper
-	limiter *rate.Limiter
+	next  http.RoundTripper
+	pacer Pacer
 }
 
 func (t *pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := t.limiter.Wait(req.Context()); err != nil {
+	if err := t.pacer.Wait(req.Context()); err != nil {
 		if req.Body != nil {
 			req.Body.Close()
 		}

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/vinsvc/internal/cluster/redistest"
+	"github.com/gatewayapis/vinsvc/internal/vpic"
+	"github.com/gatewayapis/vinsvc/internal/vpic/vpictest"
+)
+
+// The replica tests run vinsvc as production does: several processes
+// (this test binary re-executed as the service), each with its own bbolt
+// file, sharing one Redis, behind a round-robin client.
+
+const childEnv = "VINSVC_TEST_CHILD"
+
+// TestMain runs the service instead of the tests in a child process.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		if err := run(context.Background(), []string{"vinsvc"}, os.Getenv, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// replicaSecret is the proxy secret of the replica tests.
+const replicaSecret = "replica-secret"
+
+// startReplicas starts n vinsvc processes with env (plus a port and a
+// cache file each) and returns their base URLs; they are stopped with
+// SIGTERM when the test ends.
+func startReplicas(t *testing.T, n int, env map[string]string) ([]string, []*lockedBuffer) {
+	t.Helper()
+	var bases []string
+	var logs []*lockedBuffer
+	for i := range n {
+		port := freePort(t)
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), childEnv+"=1", "PORT="+strconv.Itoa(port),
+			"CACHE_PATH="+filepath.Join(t.TempDir(), fmt.Sprintf("replica%d.db", i)),
+			"PROXY_SECRET="+replicaSecret, "VPIC_SNAPSHOT_MODE=off", "UPSTREAM_CHECK_INTERVAL=1h", "LOG_LEVEL=info")
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		out := &lockedBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+			}
+		})
+		base := fmt.Sprintf("http://127.0.0.1:%d", port)
+		waitLive(t, base, out)
+		bases, logs = append(bases, base), append(logs, out)
+	}
+	return bases, logs
+}
+
+func waitLive(t *testing.T, base string, logs *lockedBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(base + "/livez"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("replica %s did not come up within 60s\n%s", base, logs)
+}
+
+// replicaRequest sends one request with the gateway's headers and returns
+// the status and body; a transport error is a test failure.
+func replicaRequest(t *testing.T, method, url, body string, hdr map[string]string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("X-Gateway-Proxy-Secret", replicaSecret)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Errorf("%s %s: %v", method, url, err)
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func sharedRedis(t *testing.T) map[string]string {
+	url := redistest.URL(t)
+	return map[string]string{"REDIS_URL": url, "REDIS_KEY_PREFIX": redistest.Prefix(t, url)}
+}
+
+// TestReplicasShareTheLimit: a plan of 30/1m is the subscriber's total
+// over three replicas: 30 of 60 requests sent round-robin pass, the rest
+// are 429 with Retry-After.
+func TestReplicasShareTheLimit(t *testing.T) {
+	up := vpictest.New(t)
+	env := sharedRedis(t)
+	env["VPIC_BASE_URL"], env["RATE_LIMITS"] = up.BaseURL(), "MEGA=30/1m,default=60/1m"
+	bases, _ := startReplicas(t, 3, env)
+	hdr := map[string]string{"X-Gateway-Subscription": "MEGA", "X-Gateway-User": "alice"}
+	counts := map[int]int{}
+	for i := range 60 {
+		code, body := replicaRequest(t, http.MethodGet, bases[i%3]+"/v1/decode?vin="+vpictest.VINHondaAccord, "", hdr)
+		counts[code]++
+		if code != http.StatusOK && code != http.StatusTooManyRequests {
+			t.Fatalf("request %d: %d %s", i, code, body)
+		}
+	}
+	if counts[http.StatusOK] != 30 || counts[http.StatusTooManyRequests] != 30 {
+		t.Errorf("60 requests over 3 replicas with 30/1m: %v, want 30 allowed and 30 refused", counts)
+	}
+}
+
+// TestReplicasShareDecodes: a 50-VIN batch sent to each replica in turn
+// makes one vPIC call in all; the second and third replicas answer from
+// the shared tier (cached).
+func TestReplicasShareDecodes(t *testing.T) {
+	up := vpictest.New(t)
+	env := sharedRedis(t)
+	env["VPIC_BASE_URL"], env["RATE_LIMITS"] = up.BaseURL(), "off"
+	bases, _ := startReplicas(t, 3, env)
+	var vins []string
+	for i := range 50 {
+		vins = append(vins, fmt.Sprintf("1FTEW1EP%dMFA%05d", i%10, i))
+	}
+	body, _ := json.Marshal(map[string][]string{"vins": vins})
+	for i, base := range bases {
+		code, resp := replicaRequest(t, http.MethodPost, base+"/v1/batch", string(body), nil)
+		if code != http.StatusOK {
+			t.Fatalf("batch on replica %d: %d %s", i, code, resp)
+		}
+		var got struct {
+			Results []struct {
+				VIN    string `json:"vin"`
+				Cached bool   `json:"cached"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(resp, &got); err != nil || len(got.Results) != 50 {
+			t.Fatalf("batch on replica %d: %v, %s", i, err, resp)
+		}
+		if want := i > 0; got.Results[0].Cached != want || got.Results[49].Cached != want {
+			t.Errorf("replica %d: cached %v, want %v", i, got.Results[0].Cached, want)
+		}
+	}
+	if n := decodeCalls(up); n != 1 {
+		t.Errorf("%d vPIC calls for one batch sent to 3 replicas, want 1", n)
+	}
+}
+
+// TestReplicasOneCallPerMiss: 20 concurrent decodes of one new VIN spread
+// over three replicas make one vPIC call.
+func TestReplicasOneCallPerMiss(t *testing.T) {
+	up := vpictest.New(t)
+	up.SetLatency(300 * time.Millisecond)
+	env := sharedRedis(t)
+	env["VPIC_BASE_URL"], env["RATE_LIMITS"] = up.BaseURL(), "off"
+	bases, _ := startReplicas(t, 3, env)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			code, body := replicaRequest(t, http.MethodGet, bases[i%3]+"/v1/decode?vin="+vpictest.VINVWTiguan, "", nil)
+			if code != http.StatusOK || !bytes.Contains(body, []byte(`"vin":"`+vpictest.VINVWTiguan+`"`)) {
+				t.Errorf("decode %d: %d %s", i, code, body)
+			}
+		})
+	}
+	wg.Wait()
+	if n := decodeCalls(up); n != 1 {
+		t.Errorf("%d vPIC calls for 20 concurrent decodes of one VIN on 3 replicas, want 1", n)
+	}
+}
+
+// TestReplicasSharePacing: UPSTREAM_MAX_RPS is the cluster's total. Three
+// replicas at 2 per second, asked for 6 new VINs at once, space their vPIC
+// calls over at least 2.5 s; each pacing alone would need 0.5 s. (A lower
+// bound: a slow machine only spreads the calls further.)
+func TestReplicasSharePacing(t *testing.T) {
+	up := vpictest.New(t)
+	env := sharedRedis(t)
+	env["VPIC_BASE_URL"], env["RATE_LIMITS"], env["UPSTREAM_MAX_RPS"] = up.BaseURL(), "off", "2"
+	env["UPSTREAM_TIMEOUT"], env["VPIC_SNAPSHOT_AFTER"] = "20s", "0"
+	bases, _ := startReplicas(t, 3, env)
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			v := fmt.Sprintf("1HGCM8263%dA00435%d", i, i)
+			if code, body := replicaRequest(t, http.MethodGet, bases[i%3]+"/v1/decode?vin="+v, "", nil); code != http.StatusOK {
+				t.Errorf("decode %s: %d %s", v, code, body)
+			}
+		})
+	}
+	wg.Wait()
+	var first, last time.Time
+	n := 0
+	for _, c := range up.Calls() {
+		if len(c.VINs) == 1 && c.VINs[0] == vpic.ProbeVIN {
+			continue
+		}
+		if n == 0 || c.At.Before(first) {
+			first = c.At
+		}
+		if c.At.After(last) {
+			last = c.At
+		}
+		n++
+	}
+	if n != 6 || last.Sub(first) < 2500*time.Millisecond {
+		t.Errorf("%d vPIC calls spread over %v; want 6 over at least 2.5 s (2 per second for the cluster)", n, last.Sub(first))
+	}
+}
+
+// TestReplicasSurviveRedisOutage: Redis killed in the middle of a steady
+// load and started again: every request is answered (200), none is lost or
+// a 5xx; health shows the outage and its end.
+func TestReplicasSurviveRedisOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	up := vpictest.New(t)
+	bases, logs := startReplicas(t, 3, map[string]string{
+		"REDIS_URL": srv.URL(), "VPIC_BASE_URL": up.BaseURL(), "RATE_LIMITS": "default=100000/1m",
+	})
+	vins := []string{vpictest.VINHondaAccord, vpictest.VINFordF150, vpictest.VINVWTiguan, vpictest.VINHyundaiIoniq, vpictest.VINBMWCheckDigit}
+	var sent, failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				code, body := replicaRequest(t, http.MethodGet, bases[(w+i)%3]+"/v1/decode?vin="+vins[i%len(vins)], "", nil)
+				sent.Add(1)
+				if code != http.StatusOK {
+					failed.Add(1)
+					t.Errorf("request during the outage test: %d %s", code, body)
+				}
+			}
+		})
+	}
+	waitSent := func(n int64) {
+		for sent.Load() < n {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitSent(100)
+	srv.Stop()
+	waitSent(sent.Load() + 200)
+	if h := healthRedis(t, bases[0]); h != "unreachable" {
+		t.Errorf("health redis during the outage = %q", h)
+	}
+	srv.Restart()
+	time.Sleep(1500 * time.Millisecond) // past cluster.RetryInterval
+	waitSent(sent.Load() + 200)
+	close(stop)
+	wg.Wait()
+	for i, base := range bases {
+		if h := healthRedis(t, base); h != "ok" {
+			t.Errorf("replica %d: health redis after the outage = %q", i, h)
+		}
+	}
+	if failed.Load() != 0 {
+		t.Errorf("%d of %d requests failed around the Redis outage", failed.Load(), sent.Load())
+	}
+	for i, l := range logs {
+		if n := strings.Count(l.String(), "redis unreachable"); n != 1 {
+			t.Errorf("replica %d logged the outage %d times, want once", i, n)
+		}
+	}
+}
+
+// decodeCalls counts the calls vPIC received for decodes, leaving out
+// the replicas' start-up health probes.
+func decodeCalls(up *vpictest.Server) int {
+	n := 0
+	for _, c := range up.Calls() {
+		if len(c.VINs) != 1 || c.VINs[0] != vpic.ProbeVIN {
+			n++
+		}
+	}
+	return n
+}
+
+func healthRedis(t *testing.T, base string) string {
+	t.Helper()
+	code, body := replicaRequest(t, http.MethodGet, base+"/v1/health", "", nil)
+	var h struct {
+		Status string `json:"status"`
+		Redis  string `json:"redis"`
+	}
+	if err := json.Unmarshal(body, &h); err != nil || code != http.StatusOK {
+		t.Errorf("health: %d %s", code, body)
+	}
+	return h.Redis
+}
