@@ -949,6 +949,12 @@ func TestServiceBinaries(t *testing.T) {
 						if p := os.Getenv("TEST_VPIC_SNAPSHOT"); p != "" {
 							env["VPIC_SNAPSHOT_PATH"] = p
 						}
+						// prod requires REDIS_URL: a Redis that is down (nothing
+						// listens on the port). The pods must start and turn
+						// ready without it; readiness never waits for Redis.
+						if _, ok := env["REDIS_URL"]; ok {
+							env["REDIS_URL"] = fmt.Sprintf("redis://127.0.0.1:%d/0", freePort(t))
+						}
 					case "patentsvc":
 						env["DATABASE_URL"] = "" // SQLite: no PostgreSQL needed to load the settings
 						env["STORAGE_DIR"] = filepath.Join(t.TempDir(), "patents")

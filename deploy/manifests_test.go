@@ -39,6 +39,21 @@ var requiredSecrets = map[string][]string{
 	"patentsvc": {"DATABASE_URL", "JWT_SECRET"},
 }
 
+// requiredSecretsIn are secret settings required in one overlay only, on
+// top of requiredSecrets. prod's vinsvc replicas keep one rate-limit budget
+// per subscriber, one vPIC pace and one decode per VIN only through a
+// shared Redis; elsewhere (the bases, dev) REDIS_URL stays optional, and
+// each process runs on its own.
+var requiredSecretsIn = map[string]map[string][]string{
+	"overlays/prod": {"vinsvc": {"REDIS_URL"}},
+}
+
+// isRequiredSecret reports whether the secret setting name must be set for
+// service in the kustomization dir.
+func isRequiredSecret(dir, service, name string) bool {
+	return slices.Contains(requiredSecrets[service], name) || slices.Contains(requiredSecretsIn[dir][service], name)
+}
+
 // awsSettings are read by the AWS SDK that patentsvc's S3 storage uses
 // (config.LoadDefaultConfig, patentsvc/internal/storage/s3.go), not by
 // patentsvc's own config table. They are allowed, and only, where
@@ -120,7 +135,7 @@ func TestEnvMatchesSettingsTables(t *testing.T) {
 					if c.Name != w.service {
 						continue
 					}
-					for _, name := range requiredSecrets[w.service] {
+					for _, name := range append(slices.Clone(requiredSecrets[w.service]), requiredSecretsIn[dir][w.service]...) {
 						if !table[name].secret {
 							t.Errorf("required secret %s is not a secret setting of docs/config/%s.md", name, w.service)
 						}
@@ -129,7 +144,7 @@ func TestEnvMatchesSettingsTables(t *testing.T) {
 						if !s.secret {
 							continue
 						}
-						required := slices.Contains(requiredSecrets[w.service], name)
+						required := isRequiredSecret(dir, w.service, name)
 						v, ok := env[name]
 						switch {
 						case !ok && required:
@@ -590,85 +605,175 @@ func metav1LabelSelector(p *policyv1.PodDisruptionBudget) (labels.Selector, erro
 	return labels.SelectorFromSet(p.Spec.Selector.MatchLabels), nil
 }
 
+// hole is one egress port a NetworkPolicy opens.
+type hole struct {
+	proto corev1.Protocol
+	port  int32
+}
+
+// networkPolicies is what each service's NetworkPolicy must allow, in every
+// kustomization. ingressFrom nil: the callers are cluster-specific (vinsvc:
+// the API gateway), so ingress may stay open, and an overlay that fences
+// it must admit someone.
+var networkPolicies = map[string]struct {
+	ingressFrom []string // namespaces admitted on the service port
+	egress      []hole
+}{
+	// DNS, vPIC (443) and Redis (6379, REDIS_URL).
+	"vinsvc": {nil, []hole{{corev1.ProtocolUDP, 53}, {corev1.ProtocolTCP, 53}, {corev1.ProtocolTCP, 443}, {corev1.ProtocolTCP, 6379}}},
+	// DNS, PostgreSQL and HTTPS (SerpApi, the LLM gateway, PDFs, S3).
+	"patentsvc": {[]string{"ingress-nginx", "monitoring"}, []hole{{corev1.ProtocolUDP, 53}, {corev1.ProtocolTCP, 53}, {corev1.ProtocolTCP, 5432}, {corev1.ProtocolTCP, 443}}},
+}
+
 func TestNetworkPolicy(t *testing.T) {
 	for _, dir := range kustomizations(t) {
 		b := mustRender(t, dir)
 		for _, w := range workloads(t, b) {
-			if w.service != "patentsvc" {
-				continue
+			want, ok := networkPolicies[w.service]
+			if !ok {
+				t.Fatalf("no NetworkPolicy expectations for %s", w.service)
 			}
-			t.Run(dir, func(t *testing.T) {
+			t.Run(dir+"/"+w.service, func(t *testing.T) {
 				table := settingsTable(t, w.service)
 				c := w.container(t)
 				port, _ := strconv.Atoi(effective(table, containerEnv(t, b, c), "PORT"))
-				var np *networkingv1.NetworkPolicy
+				// Policies add up: what one of them allows is allowed.
+				var nps []*networkingv1.NetworkPolicy
 				for _, p := range all[*networkingv1.NetworkPolicy](b) {
 					if len(p.Spec.PodSelector.MatchLabels) > 0 && labels.SelectorFromSet(p.Spec.PodSelector.MatchLabels).Matches(labels.Set(w.pod.Labels)) {
-						np = p
+						nps = append(nps, p)
 					}
 				}
-				if np == nil {
-					t.Fatal("no NetworkPolicy selects the patentsvc pods")
+				if len(nps) == 0 {
+					t.Fatalf("no NetworkPolicy selects the %s pods", w.service)
 				}
-				if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) || !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) {
-					t.Errorf("policyTypes %v, want Ingress and Egress", np.Spec.PolicyTypes)
-				}
+				var types []networkingv1.PolicyType
 				var fromNS []string
-				for _, r := range np.Spec.Ingress {
-					if len(r.From) == 0 {
-						t.Error("an ingress rule admits every source")
+				ingressRules := 0
+				open := map[hole]bool{}
+				for _, np := range nps {
+					types = append(types, np.Spec.PolicyTypes...)
+					if len(np.Spec.PolicyTypes) == 0 {
+						t.Errorf("NetworkPolicy %s: policyTypes not stated", np.Name)
 					}
-					if len(r.Ports) == 0 {
-						t.Error("an ingress rule admits every port")
+					ingressRules += len(np.Spec.Ingress)
+					for _, r := range np.Spec.Ingress {
+						if len(r.From) == 0 {
+							t.Error("an ingress rule admits every source")
+						}
+						if len(r.Ports) == 0 {
+							t.Error("an ingress rule admits every port")
+						}
+						for _, p := range r.Ports {
+							if p.Port == nil {
+								t.Error("an ingress port without a number")
+								continue
+							}
+							if got, ok := portOf(c, *p.Port); !ok || got != int32(port) {
+								t.Errorf("ingress port %s, want the service port %d", p.Port.String(), port)
+							}
+						}
+						for _, f := range r.From {
+							if f.IPBlock != nil || f.NamespaceSelector == nil {
+								t.Errorf("ingress peer %+v: want a namespace selector", f)
+								continue
+							}
+							fromNS = append(fromNS, f.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"])
+						}
 					}
-					for _, p := range r.Ports {
-						if p.Port == nil {
-							t.Error("an ingress port without a number")
-							continue
+					for _, r := range np.Spec.Egress {
+						for _, p := range r.Ports {
+							proto := corev1.ProtocolTCP
+							if p.Protocol != nil {
+								proto = *p.Protocol
+							}
+							if p.Port != nil && p.Port.Type == intstr.Int {
+								open[hole{proto, p.Port.IntVal}] = true
+							}
 						}
-						if got, ok := portOf(c, *p.Port); !ok || got != int32(port) {
-							t.Errorf("ingress port %s, want the service port %d", p.Port.String(), port)
+						if len(r.Ports) == 0 {
+							t.Error("an egress rule opens every port")
 						}
-					}
-					for _, f := range r.From {
-						if f.IPBlock != nil || f.NamespaceSelector == nil {
-							t.Errorf("ingress peer %+v: want a namespace selector", f)
-							continue
-						}
-						fromNS = append(fromNS, f.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"])
 					}
 				}
-				for _, ns := range []string{"ingress-nginx", "monitoring"} {
+				if !slices.Contains(types, networkingv1.PolicyTypeEgress) {
+					t.Errorf("policyTypes %v, want Egress", types)
+				}
+				switch isolated := slices.Contains(types, networkingv1.PolicyTypeIngress); {
+				case want.ingressFrom == nil && isolated && ingressRules == 0:
+					t.Errorf("policyTypes %v isolate ingress and no rule admits anyone: %s's callers (cluster-specific) would be cut off", types, w.service)
+				case want.ingressFrom != nil && !isolated:
+					t.Errorf("policyTypes %v, want Ingress and Egress", types)
+				}
+				for _, ns := range want.ingressFrom {
 					if !slices.Contains(fromNS, ns) {
 						t.Errorf("ingress admits namespaces %v, want %s among them", fromNS, ns)
 					}
 				}
-				type hole struct {
-					proto corev1.Protocol
-					port  int32
-				}
-				open := map[hole]bool{}
-				for _, r := range np.Spec.Egress {
-					for _, p := range r.Ports {
-						proto := corev1.ProtocolTCP
-						if p.Protocol != nil {
-							proto = *p.Protocol
-						}
-						if p.Port != nil && p.Port.Type == intstr.Int {
-							open[hole{proto, p.Port.IntVal}] = true
-						}
-					}
-					if len(r.Ports) == 0 {
-						t.Error("an egress rule opens every port")
-					}
-				}
-				for _, h := range []hole{{corev1.ProtocolUDP, 53}, {corev1.ProtocolTCP, 53}, {corev1.ProtocolTCP, 5432}, {corev1.ProtocolTCP, 443}} {
+				for _, h := range want.egress {
 					if !open[h] {
 						t.Errorf("egress lacks %s/%d", h.proto, h.port)
 					}
 				}
 			})
 		}
+	}
+}
+
+// TestRedis holds vinsvc's REDIS_URL to the overlays: prod's replicas take
+// it from a Secret that must exist (one budget per subscriber and one vPIC
+// pace for the cluster depend on it), dev runs without it (the Secret is
+// optional there: one process on its own), and nowhere is it a literal (it
+// may carry a password). The NetworkPolicy's 6379 is TestNetworkPolicy's.
+func TestRedis(t *testing.T) {
+	prefixes := map[string]string{}
+	for _, dir := range kustomizations(t) {
+		b := mustRender(t, dir)
+		for _, w := range workloads(t, b) {
+			if w.service != "vinsvc" {
+				continue
+			}
+			table := settingsTable(t, w.service)
+			env := containerEnv(t, b, w.container(t))
+			v, ok := env["REDIS_URL"]
+			switch {
+			case !ok:
+				t.Errorf("%s: REDIS_URL not wired", dir)
+				continue
+			case v.secretRef == nil:
+				t.Errorf("%s: REDIS_URL comes from %s; it may carry a password: take it from a Secret", dir, v.from)
+				continue
+			}
+			optional := v.secretRef.Optional != nil && *v.secretRef.Optional
+			switch dir {
+			case "overlays/prod":
+				if optional {
+					t.Errorf("prod: REDIS_URL from Secret %s key %s is optional; prod's replicas need it", v.secretRef.Name, v.secretRef.Key)
+				}
+			default:
+				if !optional {
+					t.Errorf("%s: REDIS_URL from Secret %s key %s is required; only prod needs Redis", dir, v.secretRef.Name, v.secretRef.Key)
+				}
+			}
+			if d, err := time.ParseDuration(effective(table, env, "REDIS_TIMEOUT")); err != nil || d <= 0 || d > time.Second {
+				t.Errorf("%s: REDIS_TIMEOUT %q: want a positive duration of at most 1s (every request may wait for it)", dir, effective(table, env, "REDIS_TIMEOUT"))
+			}
+			if strings.HasPrefix(dir, "overlays/") {
+				prefixes[dir] = effective(table, env, "REDIS_KEY_PREFIX")
+			}
+		}
+	}
+	// Overlays that share one Redis must not share keys: dev's requests
+	// would spend prod's subscribers' budgets.
+	seen := map[string]string{}
+	for dir, p := range prefixes {
+		if p == "" {
+			t.Errorf("%s: REDIS_KEY_PREFIX empty", dir)
+		}
+		if other, dup := seen[p]; dup {
+			t.Errorf("%s and %s both use REDIS_KEY_PREFIX %q", dir, other, p)
+		}
+		seen[p] = dir
 	}
 }
 

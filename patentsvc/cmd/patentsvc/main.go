@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	limits := httpapi.NewLimits(time.Now)
+	limits := httpapi.NewLimits(time.Now, sharedLimits(st, logger))
 
 	// HTTP server.
 	reg := observe.NewRegistry()
@@ -229,6 +229,18 @@ func newScheduler(ctx context.Context, cfg config.Config, st *store.Store, an *a
 	}
 	return schedule.New(ctx, schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, StopTimeout: cfg.ShutdownTimeout},
 		st, an, st.Elector(), func(a patent.Alert) { hooks.Send(webhook.AlertEvent(a)) }, logger, time.Now)
+}
+
+// sharedLimits returns the store of the rate-limit windows: the database on
+// PostgreSQL, so the per-IP limits hold across replicas (decisions.md,
+// "Across replicas"); nil on SQLite, a single process whose windows stay in
+// memory.
+func sharedLimits(st *store.Store, logger *slog.Logger) *ratelimit.Cluster {
+	if st.Dialect() != store.Postgres {
+		return nil
+	}
+	logger.Info("rate-limit windows kept in the database, shared across replicas")
+	return ratelimit.NewCluster(st.RateWindows(), ratelimit.StoreTimeout, logger, time.Now)
 }
 
 // serverOptions are the settings the HTTP layer needs.

@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/patentsvc/internal/ratelimit"
 	"github.com/gatewayapis/shared/httperr"
 )
 
@@ -119,11 +118,16 @@ type rateLimitJSON struct {
 	RejectedRequests int64  `json:"rejected_requests"`
 }
 
+// handleRateLimits shows the windows' counters: the cluster's, from the
+// database, when the windows are shared; the process's otherwise.
 func handleRateLimits(limits Limits) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var out []rateLimitJSON
-		for _, w := range []*ratelimit.Window{limits.Register, limits.Login} {
-			s := w.Stats()
+		for _, w := range limits.Windows() {
+			s, err := w.Stats(c.Request().Context())
+			if err != nil {
+				return err
+			}
 			out = append(out, rateLimitJSON{Endpoint: s.Endpoint, Limit: s.Limit, TotalRequests: s.TotalRequests, RejectedRequests: s.RejectedRequests})
 		}
 		return c.JSON(http.StatusOK, struct {

@@ -58,10 +58,12 @@ func currentUser(c echo.Context) patent.User {
 // rateLimit counts every request to the endpoint and refuses those over
 // the window with 429, Retry-After (whole seconds until a place frees, 1 to
 // 60; 60 when unknown) and {"detail": "Rate limit exceeded: <limit>"}.
+// The window never fails a request: when its shared store cannot answer,
+// the process's own window decides (package ratelimit).
 func rateLimit(w *ratelimit.Window) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			ok, retry := w.Allow(c.RealIP())
+			ok, retry := w.Allow(c.Request().Context(), c.RealIP())
 			if ok {
 				return next(c)
 			}
@@ -70,7 +72,7 @@ func rateLimit(w *ratelimit.Window) echo.MiddlewareFunc {
 				secs = 60
 			}
 			c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(secs))
-			return httperr.New(http.StatusTooManyRequests, fmt.Sprintf("Rate limit exceeded: %s", w.Stats().Limit))
+			return httperr.New(http.StatusTooManyRequests, fmt.Sprintf("Rate limit exceeded: %s", w.Limit()))
 		}
 	}
 }

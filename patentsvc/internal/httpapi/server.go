@@ -81,14 +81,23 @@ type Options struct {
 type Limits struct {
 	Register *ratelimit.Window
 	Login    *ratelimit.Window
+	// Cluster is the windows' shared store (PostgreSQL), nil when they are
+	// the process's own (SQLite).
+	Cluster *ratelimit.Cluster
 }
 
 // NewLimits returns the windows of decisions.md: 5 registrations and 10
-// logins a minute per client.
-func NewLimits(now func() time.Time) Limits {
+// logins a minute per client, kept in cluster's store when cluster is not
+// nil (decisions.md, "Across replicas") and in the process otherwise.
+func NewLimits(now func() time.Time, cluster *ratelimit.Cluster) Limits {
+	var opts []ratelimit.Option
+	if cluster != nil {
+		opts = append(opts, ratelimit.WithShared(cluster))
+	}
 	return Limits{
-		Register: ratelimit.New("/auth/register", "5/minute", 5, time.Minute, now),
-		Login:    ratelimit.New("/auth/login", "10/minute", 10, time.Minute, now),
+		Register: ratelimit.New("/auth/register", "5/minute", 5, time.Minute, now, opts...),
+		Login:    ratelimit.New("/auth/login", "10/minute", 10, time.Minute, now, opts...),
+		Cluster:  cluster,
 	}
 }
 
@@ -109,6 +118,7 @@ func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analy
 
 	e.Use(requestid.Middleware(logger))
 	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
+	registerMetrics(reg, limits)
 	e.Use(observe.Recover(logger))
 	// Body limits are set where the routes are declared (routes.go).
 	// CORS preflights go on to the CORS middleware; every other OPTIONS is

@@ -105,6 +105,7 @@ type options struct {
 	analyzerMissing []string
 	storeLogs       bool
 	version         string
+	sharedLimits    bool
 }
 
 type option func(*options)
@@ -119,6 +120,10 @@ func withAnalyzerMissing(names ...string) option {
 // withStoreLogs sends the store's own logs (GORM statements at DEBUG) to
 // the env's log buffer too.
 func withStoreLogs() option { return func(o *options) { o.storeLogs = true } }
+
+// withSharedLimits keeps the rate-limit windows in the database whatever
+// the dialect (run does so on PostgreSQL only).
+func withSharedLimits() option { return func(o *options) { o.sharedLimits = true } }
 
 func withTrustedProxies(cidrs ...string) option {
 	return func(o *options) {
@@ -155,10 +160,13 @@ func newEnv(t testing.TB, opts ...option) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limits := httpapi.Limits{
-		Register: ratelimit.New("/auth/register", "5/minute", 5, time.Minute, clk.Now),
-		Login:    ratelimit.New("/auth/login", "10/minute", 10, time.Minute, clk.Now),
+	// The windows are wired as run wires them: in the database on
+	// PostgreSQL, in the process on SQLite (unless the test shares them).
+	var cluster *ratelimit.Cluster
+	if o.dialect == store.Postgres || o.sharedLimits {
+		cluster = ratelimit.NewCluster(st.RateWindows(), ratelimit.StoreTimeout, logger, clk.Now)
 	}
+	limits := httpapi.NewLimits(clk.Now, cluster)
 	// The analysis pipeline is real, around fakes of the search API, the
 	// LLM gateway and the PDF host.
 	world := analysistest.NewWorld(t, st)

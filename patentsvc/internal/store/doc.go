@@ -13,6 +13,10 @@
 //     rely on.
 //   - SQLite runs with WAL, foreign keys on, and IMMEDIATE transactions, so
 //     writers queue instead of failing with "database is locked".
+//   - RateWindows (the rate limiter's shared windows) serialises the checks
+//     of one client with a transaction-scoped advisory lock on PostgreSQL,
+//     so a limit is exact across replicas; its hits table is UNLOGGED
+//     (short-lived rows; a crash empties it).
 //   - Every method takes the context of the request or job it serves;
 //     driver errors become the patent package's sentinels here (duplicate
 //     key: patent.ErrConflict; no row: patent.ErrNotFound).

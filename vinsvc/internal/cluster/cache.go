@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,17 +24,6 @@ type Cache struct {
 // (CACHE_TTL) unless an answer carries a shorter TTL (snapshot answers).
 func (r *Redis) Cache(local vin.Cache, ttl time.Duration) *Cache {
 	return &Cache{local: local, r: r, ttl: ttl}
-}
-
-// entry is an answer as Redis keeps it: JSON, because it is read only on a
-// miss of the pod's own tier, and a version in the key (recordKind) guards
-// its shape.
-type entry struct {
-	// Expires is when the answer's lifetime ends (Unix ms); the key expires
-	// with it.
-	Expires int64           `json:"exp"`
-	Result  vin.Result      `json:"result"`
-	Raw     json.RawMessage `json:"raw,omitempty"`
 }
 
 // recordKind names the answers' keys; bump its version on any change of
@@ -88,7 +76,7 @@ func (c *Cache) putRemote(ctx context.Context, ds []vin.Decoded) {
 					ttl = c.ttl
 				}
 				exp := now.Add(ttl)
-				val, err := json.Marshal(entry{Expires: exp.UnixMilli(), Result: d.Result, Raw: d.Raw})
+				val, err := encodeEntry(entry{Expires: exp.UnixMilli(), Result: d.Result, Raw: d.Raw})
 				if err != nil {
 					return err
 				}
@@ -140,8 +128,8 @@ func (c *Cache) parseAll(vins []string, vals []any) map[string]vin.Decoded {
 // parse reads one entry for v; ok is false for an unreadable one, one for
 // another VIN, or one whose lifetime has ended.
 func (c *Cache) parse(v, s string, now time.Time) (vin.Decoded, bool) {
-	var e entry
-	if err := json.Unmarshal([]byte(s), &e); err != nil || e.Result.VIN != v {
+	e, err := decodeEntry([]byte(s))
+	if err != nil || e.Result.VIN != v {
 		c.r.logger.Warn("unreadable entry in the redis cache tier; treated as a miss", "vin", v)
 		return vin.Decoded{}, false
 	}

@@ -7,9 +7,10 @@
 // Redis is an accelerator, never a dependency: every command runs under a
 // short timeout (REDIS_TIMEOUT), and a failure makes the caller fall back to
 // what a single process does alone (its own buckets, its own pacer, its own
-// cache, its own call). After a failure Redis is left alone for
-// RetryInterval, so an outage costs requests nothing; the outage is logged
-// once when it starts and once when it ends, and counted in metrics.
+// cache, its own call). OutageAfter failures in a row start an outage:
+// Redis is then left alone for RetryInterval at a time, so an outage costs
+// requests nothing; it is logged once when it starts and once when it
+// ends, and counted in metrics.
 package cluster
 
 import (
@@ -27,9 +28,14 @@ import (
 	"github.com/gatewayapis/shared/redact"
 )
 
-// RetryInterval is how long Redis is left alone after a failed command
-// before the next command tries it again.
+// RetryInterval is how long Redis is left alone, once an outage has
+// started, before the next command tries it again.
 const RetryInterval = time.Second
+
+// OutageAfter is how many failed commands in a row make an outage: one
+// slow answer on a busy node falls back for its own request only, but
+// does not stop the others from using Redis.
+const OutageAfter = 3
 
 // errSkipped is returned, without a network round trip, while Redis is
 // being left alone after a failure.
@@ -53,11 +59,15 @@ type Redis struct {
 	now     func() time.Time
 
 	mu        sync.Mutex
-	down      bool
 	downSince time.Time
+	// down is true during an outage (read without the lock on every
+	// command; changed under it).
+	down atomic.Bool
 	// retryAt is when, during an outage, the next command may try Redis
 	// (UnixNano); commands before it are skipped.
 	retryAt atomic.Int64
+	// failures counts failed commands since the last success.
+	failures atomic.Int64
 }
 
 // Open connects to the Redis at url (redis:// or rediss://, as go-redis's
@@ -80,10 +90,14 @@ func Open(ctx context.Context, url, prefix string, timeout time.Duration, logger
 	opts.MinIdleConns = 2 // dialled in the background, not on a request
 	opts.DisableIdentity = true
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	redis.SetLogger(debugLog{logger})
 	r := &Redis{rdb: redis.NewClient(opts), prefix: prefix, timeout: timeout, logger: logger, metrics: metrics, now: time.Now}
 	r.metrics.setUp(true)
 	if err := r.Ping(ctx); err != nil {
-		return r, nil // logged and counted by do
+		if ctx.Err() == nil {
+			r.startOutage("ping", err) // at start one failure is enough to say so
+		}
+		return r, nil
 	}
 	logger.Info("redis reachable: limits, vPIC pacing and the second cache tier are shared across replicas",
 		"addr", opts.Addr, "db", opts.DB, "key_prefix", prefix)
@@ -112,16 +126,10 @@ func (r *Redis) State(ctx context.Context) string {
 	if r == nil {
 		return StateDisabled
 	}
-	r.mu.Lock()
-	down := r.down
-	r.mu.Unlock()
-	if down && !r.skipping() {
+	if r.down.Load() && !r.skipping() {
 		_ = r.do(ctx, "ping", func(ctx context.Context) error { return r.rdb.Ping(ctx).Err() })
-		r.mu.Lock()
-		down = r.down
-		r.mu.Unlock()
 	}
-	if down {
+	if r.down.Load() {
 		return StateUnreachable
 	}
 	return StateOK
@@ -136,14 +144,20 @@ func (r *Redis) skipping() bool {
 }
 
 // do runs fn with the command timeout, unless Redis is being left alone
-// after a failure (errSkipped). redis.Nil (no such key) is an answer, not
-// a failure. A failure starts an outage (logged once); the first success
-// after one ends it (logged once). A caller's own cancellation is not
-// counted against Redis.
+// during an outage (errSkipped). redis.Nil (no such key) is an answer, not
+// a failure. OutageAfter failures in a row start an outage (logged once);
+// the first success ends it (logged once). A caller's own cancellation is
+// not counted against Redis.
 func (r *Redis) do(ctx context.Context, op string, fn func(context.Context) error) error {
 	if r.skipping() {
 		return errSkipped
 	}
+	return r.try(ctx, op, fn)
+}
+
+// try is do without the skip: for a command whose failure costs more than
+// its timeout (letting go of a lock that others wait for).
+func (r *Redis) try(ctx context.Context, op string, fn func(context.Context) error) error {
 	cctx, cancel := context.WithTimeout(ctx, r.timeout)
 	err := fn(cctx)
 	cancel()
@@ -159,16 +173,19 @@ func (r *Redis) do(ctx context.Context, op string, fn func(context.Context) erro
 }
 
 func (r *Redis) up() {
-	if r.retryAt.Load() == 0 {
+	if r.failures.Load() != 0 {
+		r.failures.Store(0)
+	}
+	if !r.down.Load() {
 		return // the common case: no outage, no lock
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.retryAt.Store(0)
-	if !r.down {
+	if !r.down.Load() {
 		return
 	}
-	r.down = false
+	r.retryAt.Store(0)
+	r.down.Store(false)
 	r.metrics.setUp(true)
 	r.logger.Info("redis reachable again: limits, pacing and the second cache tier are shared again",
 		"outage_seconds", int(r.now().Sub(r.downSince).Seconds()))
@@ -176,16 +193,35 @@ func (r *Redis) up() {
 
 func (r *Redis) fail(op string, err error) {
 	r.metrics.error()
+	if r.failures.Add(1) < OutageAfter && !r.down.Load() {
+		return // a blip: this request did without Redis, the next tries it
+	}
+	r.startOutage(op, err)
+}
+
+// startOutage leaves Redis alone for RetryInterval and, unless an outage
+// is already on, logs its start and counts it.
+func (r *Redis) startOutage(op string, err error) {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.retryAt.Store(now.Add(RetryInterval).UnixNano())
-	if r.down {
+	if r.down.Load() {
 		return
 	}
-	r.down, r.downSince = true, now
+	r.down.Store(true)
+	r.downSince = now
 	r.metrics.outage()
 	r.metrics.setUp(false)
 	r.logger.Warn("redis unreachable: limits and vPIC pacing are per process and the cache is the pod's own until it is back",
 		"op", op, "err", redact.Error(err))
+}
+
+// debugLog sends go-redis's own messages (failed dials of its pool, for
+// one) to the service's JSON log at debug level: the outage is reported
+// once, in do, not once per connection attempt.
+type debugLog struct{ logger *slog.Logger }
+
+func (d debugLog) Printf(ctx context.Context, format string, v ...any) {
+	d.logger.DebugContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }

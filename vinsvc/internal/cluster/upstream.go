@@ -167,12 +167,14 @@ for i, k in ipairs(KEYS) do
 end
 return 0`)
 
+// unlock lets go of the VINs' locks. It tries even during an outage's
+// quiet second: a lock left behind makes other replicas wait for it.
 func (u *Upstream) unlock(ctx context.Context, vins []string, token string) {
 	keys := make([]string, len(vins))
 	for i, v := range vins {
 		keys[i] = u.r.key("lock", v)
 	}
-	_ = u.r.do(ctx, "unlock", func(ctx context.Context) error {
+	_ = u.r.try(ctx, "unlock", func(ctx context.Context) error {
 		return unlockScript.Run(ctx, u.r.rdb, keys, token).Err()
 	})
 }

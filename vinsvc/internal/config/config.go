@@ -126,7 +126,7 @@ var settings = []setting{
 		func(c *Config, v string) error { return redisURL(&c.RedisURL, v) }},
 	{"REDIS_TIMEOUT", "50ms", "Longest wait for one Redis command; past it the request goes on without Redis, which is then left alone for a second.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.RedisTimeout, v) }},
-	{"REDIS_KEY_PREFIX", "vinsvc:", "Prefix of every Redis key, so that several deployments can share one Redis.", false,
+	{"REDIS_KEY_PREFIX", "vinsvc:", "Prefix of the Redis keys, so that several deployments can share one Redis (the rate-limit buckets are `rate:<prefix>…`: go-redis/redis_rate adds `rate:`).", false,
 		func(c *Config, v string) error { c.RedisKeyPrefix = v; return nil }},
 	{"SHUTDOWN_TIMEOUT", "15s", "One deadline after SIGTERM for draining requests and the upstream calls whose answers are cached; the cache closes after it.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
