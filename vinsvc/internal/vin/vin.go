@@ -58,8 +58,30 @@ type UpstreamState struct {
 
 // Normalize returns s trimmed of surrounding white space and uppercased, the
 // form a VIN is validated, cached and answered in.
+//
+// Only ASCII letters are upper-cased: Unicode case mapping turns some
+// other characters into ASCII ones (ſ, U+017F, becomes S; ı, U+0131,
+// becomes I), which would let a string that is not a VIN pass as one.
+// Any other character stays as it is, for Parse to refuse.
 func Normalize(s string) string {
-	return strings.ToUpper(strings.TrimSpace(s))
+	s = strings.TrimSpace(s)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'a' <= c && c <= 'z' {
+			return asciiUpper(s, i)
+		}
+	}
+	return s
+}
+
+// asciiUpper upper-cases the ASCII letters of s from i on.
+func asciiUpper(s string, i int) string {
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if c := b[i]; 'a' <= c && c <= 'z' {
+			b[i] = c - ('a' - 'A')
+		}
+	}
+	return string(b)
 }
 
 // Parse normalises s and checks it against ^[A-HJ-NPR-Z0-9]{17}$. It returns

@@ -27,7 +27,13 @@ func TestParse(t *testing.T) {
 		{"1HGCM82633Q004352", "1HGCM82633Q004352", `'Q' at position 11`},
 		{"1HGCM826*3A004352", "1HGCM826*3A004352", `'*' at position 9`},
 		{"1HGCM82 33A004352", "1HGCM82 33A004352", "position 8"},
-		{"1HGCM82633A00435é", "1HGCM82633A00435É", "position 17"},
+		{"1HGCM82633A00435é", "1HGCM82633A00435é", "position 17"},
+		// Unicode case mapping would make these ASCII (ſ to S, ı to I,
+		// ﬀ to FF): only ASCII letters are upper-cased, the rest refused.
+		{"1HGCM82633A00435ſ", "1HGCM82633A00435ſ", `'ſ' at position 17`},
+		{"ſHGCM82633A004352", "ſHGCM82633A004352", `'ſ' at position 1`},
+		{"1HGCM82633A00435ı", "1HGCM82633A00435ı", "position 17"},
+		{"1HGCM82633A0043ﬀ", "1HGCM82633A0043ﬀ", "got 16"}, // ToUpper made it FF: 17
 		{"1HGCM82633A0043-2", "1HGCM82633A0043-2", "position 16"},
 	} {
 		got, err := vin.Parse(tt.in)
