@@ -19,13 +19,14 @@ VPIC_SNAPSHOT_PATH ?= data/vpic/vpic.lite.db
 FUZZ_TARGETS := \
 	vinsvc:./internal/vin/:FuzzParse vinsvc:./internal/vpic/:FuzzParse vinsvc:./internal/cache/:FuzzRecord \
 	vinsvc:./internal/httpapi/:FuzzParseBatchBody vinsvc:./internal/httpapi/:FuzzAppendResult vinsvc:./internal/vpicdb/:FuzzDecode \
+	vinsvc:./internal/httpapi/:FuzzDecodeQuery vinsvc:./internal/cluster/:FuzzDecodeEntry \
 	patentsvc:./internal/patent/:FuzzParseCompanyName patentsvc:./internal/auth/:FuzzParse \
 	patentsvc:./internal/pdf/:FuzzExtract patentsvc:./internal/serpapi/:FuzzParseAnswer \
 	patentsvc:./internal/llm/:FuzzParseCompletion patentsvc:./internal/llm/:FuzzGatewayMessage \
 	patentsvc:./internal/webhook/:FuzzVerify
 
 .DEFAULT_GOAL := help
-.PHONY: help run run-vinsvc run-patentsvc test vet lint fmt bench bench-snapshot fuzz cover build tidy clean \
+.PHONY: help run run-vinsvc run-patentsvc test vet lint fmt bench bench-snapshot bench-wrk fuzz cover build tidy clean \
 	vpic-snapshot docker-vinsvc docker-patentsvc k8s-render k8s-apply
 
 help: ## list the targets
@@ -62,6 +63,9 @@ test: vet ## vet, then run every module's tests with the race detector
 	@echo "== vinsvc end-to-end tests on the real vPIC snapshot, without -race (the race detector makes a snapshot load take minutes)"
 	@cd vinsvc && out=$$(go test -count=1 -v -run 'Snapshot' ./cmd/vinsvc/ 2>&1); rc=$$?; \
 		echo "$$out" | grep -E -- '--- (PASS|SKIP|FAIL)|^(ok|FAIL)'; [ $$rc -eq 0 ] || { echo "$$out" | tail -50; exit $$rc; }
+	@echo "== vinsvc's replica tests on a shared Redis (TEST_REDIS_URL; without it they skip)"
+	@cd vinsvc && out=$$(go test -count=1 -v -run '^TestReplicasShareTheLimit$$' ./cmd/vinsvc/ 2>&1); rc=$$?; \
+		echo "$$out" | grep -E -- '--- (PASS|SKIP|FAIL)|TEST_REDIS_URL'; [ $$rc -eq 0 ] || { echo "$$out" | tail -30; exit $$rc; }
 	@echo "== databases the patentsvc store tests ran on (PostgreSQL needs TEST_DATABASE_URL)"
 	@cd patentsvc && out=$$(go test -count=1 -v -run '^TestCreateUserFirstAdmin$$' ./internal/store/ 2>&1); rc=$$?; \
 		echo "$$out" | grep -E 'database:|--- (PASS|SKIP|FAIL)'; exit $$rc
@@ -83,6 +87,9 @@ bench: ## run the benchmarks (loopback throughput vs bare Echo, 50-VIN batch, 1M
 
 bench-snapshot: vpic-snapshot ## the Go snapshot decoder vs corgi's own decode of the same VINs (node), with the ratios
 	tools/bench-snapshot.sh $(VPIC_SNAPSHOT_PATH)
+
+bench-wrk: ## cache-hit decode under wrk: vinsvc vs a bare net/http handler vs nginx proxy_cache, with the ratios (4 min; installs wrk, nginx)
+	tools/bench-wrk.sh
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
 	@set -e; for t in $(FUZZ_TARGETS); do m=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; fn=$${rest#*:}; \

@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -29,6 +31,41 @@ const UnmatchedRoute = "unmatched"
 type Metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+
+	// series caches each label set's counter and histogram, so that a
+	// request costs one map lookup instead of two label hashes and
+	// validations in the vectors (and no strconv of the status). The
+	// label sets are the vectors' own, so the map is as bounded as they
+	// are; nothing deletes from the vectors, so an entry never goes stale.
+	mu     sync.RWMutex
+	series map[seriesKey]*series
+}
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type series struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// observe counts one request and its latency under its labels.
+func (m *Metrics) observe(route, method string, status int, latency time.Duration) {
+	k := seriesKey{route, method, status}
+	m.mu.RLock()
+	s, ok := m.series[k]
+	m.mu.RUnlock()
+	if !ok {
+		code := strconv.Itoa(status)
+		s = &series{requests: m.requests.WithLabelValues(route, method, code), latency: m.latency.WithLabelValues(route, method, code)}
+		m.mu.Lock()
+		m.series[k] = s
+		m.mu.Unlock()
+	}
+	s.requests.Inc()
+	s.latency.Observe(latency.Seconds())
 }
 
 // NewRegistry returns a registry with the Go runtime and process collectors,
@@ -52,6 +89,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time to serve HTTP requests, by route pattern, method and status.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"route", "method", "status"}),
+		series: map[seriesKey]*series{},
 	}
 	reg.MustRegister(m.requests, m.latency)
 	return m
@@ -79,9 +117,7 @@ func Middleware(logger *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 			if route == "" {
 				route = UnmatchedRoute
 			}
-			status := strconv.Itoa(v.Status)
-			m.requests.WithLabelValues(route, v.Method, status).Inc()
-			m.latency.WithLabelValues(route, v.Method, status).Observe(v.Latency.Seconds())
+			m.observe(route, v.Method, v.Status, v.Latency)
 
 			level := slog.LevelInfo
 			if v.Status >= http.StatusInternalServerError {

@@ -7,8 +7,11 @@
 package requestid
 
 import (
+	"bufio"
 	"context"
+	"crypto/rand"
 	"log/slog"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -22,10 +25,25 @@ const MaxLen = 128
 
 type ctxKey struct{}
 
-// scope is what a request's context carries: one value, one allocation.
+// scope is what a request's context carries, and is itself the context
+// node that carries it: the node, the id, the base logger and the response
+// header's value slice in one allocation, where context.WithValue would
+// take three. It answers Value for ctxKey and delegates everything else
+// (Done, Err, Deadline, other keys) to the request's context, so it
+// behaves as the node context.WithValue would make.
 type scope struct {
+	context.Context
 	id     string
 	logger *slog.Logger
+	header [1]string
+}
+
+// Value returns the scope itself for ctxKey, else asks the parent.
+func (s *scope) Value(key any) any {
+	if _, ok := key.(ctxKey); ok {
+		return s
+	}
+	return s.Context.Value(key)
 }
 
 // Middleware assigns the request id, sets the response header and stores the
@@ -33,18 +51,43 @@ type scope struct {
 // request-scoped logger from them when one is needed (building it on every
 // request would cost the hot path an allocation-heavy slog.With).
 func Middleware(logger *slog.Logger) echo.MiddlewareFunc {
+	ids := newIDSource()
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
 			id := req.Header.Get(Header)
 			if !Valid(id) {
-				id = uuid.NewString()
+				id = ids.next()
 			}
-			c.Response().Header()[Header] = []string{id}
-			c.SetRequest(req.WithContext(context.WithValue(req.Context(), ctxKey{}, &scope{id: id, logger: logger})))
+			s := &scope{Context: req.Context(), id: id, logger: logger}
+			s.header[0] = id
+			c.Response().Header()[Header] = s.header[:]
+			c.SetRequest(req.WithContext(s))
 			return next(c)
 		}
 	}
+}
+
+// idSource makes random (version 4) UUIDs from crypto/rand, read 4 KiB at
+// a time into per-P buffers: one read per 256 ids instead of one per
+// request, and no lock shared between requests. The bytes are request
+// ids, not secrets, so holding some in memory costs nothing.
+type idSource struct {
+	readers sync.Pool // of *bufio.Reader over crypto/rand
+}
+
+func newIDSource() *idSource {
+	return &idSource{readers: sync.Pool{New: func() any { return bufio.NewReaderSize(rand.Reader, 4096) }}}
+}
+
+func (s *idSource) next() string {
+	r := s.readers.Get().(*bufio.Reader)
+	u, err := uuid.NewRandomFromReader(r)
+	s.readers.Put(r)
+	if err != nil { // crypto/rand does not fail on supported platforms; be safe anyway
+		return uuid.NewString()
+	}
+	return u.String()
 }
 
 // Valid reports whether an incoming id is kept as it is.

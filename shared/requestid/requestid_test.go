@@ -1,6 +1,7 @@
 package requestid_test
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -54,5 +55,45 @@ func TestMiddleware(t *testing.T) {
 				t.Errorf("id = %q, want a fresh UUID", got)
 			}
 		})
+	}
+}
+
+// TestMiddlewareContext checks that the request's context keeps what it
+// carried before (values, cancellation) besides the id, and that Logger
+// adds the id.
+func TestMiddlewareContext(t *testing.T) {
+	type key struct{}
+	var logs strings.Builder
+	e := echo.New()
+	e.Use(requestid.Middleware(slog.New(slog.NewJSONHandler(&logs, nil))))
+	e.GET("/", func(c echo.Context) error {
+		ctx := c.Request().Context()
+		if got := ctx.Value(key{}); got != "outer" {
+			t.Errorf("ctx.Value(outer key) = %v, want outer", got)
+		}
+		if got := requestid.FromContext(context.WithValue(ctx, key{}, "inner")); got != "id-1" {
+			t.Errorf("FromContext(derived ctx) = %q, want id-1", got)
+		}
+		cancel := c.Get("cancel").(context.CancelFunc)
+		cancel()
+		if ctx.Err() == nil {
+			t.Error("ctx.Err() = nil after the outer context's cancel")
+		}
+		requestid.Logger(ctx, nil).Info("hello")
+		return c.NoContent(http.StatusNoContent)
+	})
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "outer"))
+	defer cancel()
+	req := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx)
+	req.Header.Set(requestid.Header, "id-1")
+	e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error { c.Set("cancel", cancel); return next(c) }
+	})
+	e.ServeHTTP(httptest.NewRecorder(), req)
+	if !strings.Contains(logs.String(), `"request_id":"id-1"`) {
+		t.Errorf("log = %s, want request_id id-1", logs.String())
+	}
+	if got := requestid.FromContext(context.Background()); got != "" {
+		t.Errorf("FromContext(outside a request) = %q, want empty", got)
 	}
 }

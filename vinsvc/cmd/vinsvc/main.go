@@ -61,7 +61,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	logger := newLogger(cfg, stdout)
+	// The log goes out in batches, one write(2) per batch; Close writes the rest.
+	out := observe.NewLogWriter(stdout, observe.LogBatchSize, observe.LogFlushInterval)
+	defer out.Close()
+	logger := newLogger(cfg, out)
 
 	// Stores.
 	store, err := cache.Open(cfg.CachePath, cfg.CacheTTL, logger, time.Now)

@@ -88,6 +88,7 @@ func Open(ctx context.Context, url, prefix string, timeout time.Duration, logger
 	opts.PoolTimeout = timeout
 	opts.ContextTimeoutEnabled = true
 	opts.MinIdleConns = 2 // dialled in the background, not on a request
+	opts.PoolSize = 64
 	opts.DisableIdentity = true
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	redis.SetLogger(debugLog{logger})

@@ -113,7 +113,7 @@ func handleBatch(dec Decoder) echo.HandlerFunc {
 		if req.err != nil {
 			return req.err
 		}
-		withRaw, err := parseRaw(c.QueryParams())
+		withRaw, err := parseRaw(paramOf(c.QueryParams()["raw"]))
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,116 @@
+// Command benchbare is the helper of tools/bench-wrk.sh (make bench-wrk):
+// the bare net/http handler that vinsvc is measured against, the fake vPIC
+// that fills vinsvc's cache, and a free-port finder. It imports nothing of
+// the project's, so it lives in the tools module, outside the services'
+// architecture rules.
+//
+// Usage:
+//
+//	benchbare bare ADDR RESPONSE   serve the HTTP response in file RESPONSE
+//	                               (as `curl -si` prints it: status line,
+//	                               headers, body) to every request, checking
+//	                               nothing
+//	benchbare vpic ADDR FIXTURE    answer every request with the vPIC JSON
+//	                               in file FIXTURE
+//	benchbare ports N              print N free TCP ports of 127.0.0.1
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchbare:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	if len(args) == 2 && args[0] == "ports" {
+		n, err := strconv.Atoi(args[1])
+		if err != nil {
+			return err
+		}
+		return freePorts(n, stdout)
+	}
+	if len(args) != 3 {
+		return errors.New("usage: benchbare bare ADDR RESPONSE | vpic ADDR FIXTURE | ports N")
+	}
+	raw, err := os.ReadFile(args[2])
+	if err != nil {
+		return err
+	}
+	var h http.Handler
+	switch args[0] {
+	case "bare":
+		h, err = bare(raw)
+	case "vpic":
+		h = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Write(raw)
+		})
+	default:
+		err = fmt.Errorf("unknown mode %q", args[0])
+	}
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: args[1], Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	return srv.ListenAndServe()
+}
+
+// bare returns a handler that writes the captured response's status,
+// headers and body, whatever the request. Date and Content-Length are left
+// to net/http, which writes them as it does for vinsvc.
+func bare(raw []byte) (http.Handler, error) {
+	res, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
+	if err != nil {
+		return nil, fmt.Errorf("read the captured response: %w", err)
+	}
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, err
+	}
+	header := res.Header.Clone()
+	header.Del("Date")
+	header.Del("Content-Length")
+	status := res.StatusCode
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		h := w.Header()
+		for k, v := range header {
+			h[k] = v
+		}
+		w.WriteHeader(status)
+		w.Write(body)
+	}), nil
+}
+
+// freePorts prints n distinct ports the kernel hands out for 127.0.0.1:0,
+// holding them all open until every one is chosen.
+func freePorts(n int, stdout io.Writer) error {
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		lns = append(lns, ln)
+		fmt.Fprintln(stdout, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return nil
+}
