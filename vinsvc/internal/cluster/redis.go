@@ -88,7 +88,10 @@ func Open(ctx context.Context, url, prefix string, timeout time.Duration, logger
 	opts.PoolTimeout = timeout
 	opts.ContextTimeoutEnabled = true
 	opts.MinIdleConns = 2 // dialled in the background, not on a request
-	opts.PoolSize = 64
+	// At least the requests a pod serves at once (the default is 10 per
+	// CPU): with limits on every hit makes one command, and a hit that
+	// waits for a pooled connection waits for nothing useful.
+	opts.PoolSize = max(opts.PoolSize, 64)
 	opts.DisableIdentity = true
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	redis.SetLogger(debugLog{logger})
