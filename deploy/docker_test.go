@@ -956,7 +956,10 @@ func TestServiceBinaries(t *testing.T) {
 							env["REDIS_URL"] = fmt.Sprintf("redis://127.0.0.1:%d/0", freePort(t))
 						}
 					case "patentsvc":
-						env["DATABASE_URL"] = "" // SQLite: no PostgreSQL needed to load the settings
+						// SQLite, named as such (outside development an empty
+						// DATABASE_URL stops start-up): no PostgreSQL needed to
+						// load the settings.
+						env["DATABASE_URL"] = "sqlite:" + filepath.Join(t.TempDir(), "patentsvc.db")
 						env["STORAGE_DIR"] = filepath.Join(t.TempDir(), "patents")
 						env["AWS_EC2_METADATA_DISABLED"] = "true" // the S3 client never asks a metadata service here
 					}

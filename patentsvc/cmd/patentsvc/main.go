@@ -28,7 +28,6 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/httpapi"
 	"github.com/gatewayapis/patentsvc/internal/jobs"
 	"github.com/gatewayapis/patentsvc/internal/llm"
-	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/pdf"
 	"github.com/gatewayapis/patentsvc/internal/pdfstore"
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
@@ -63,10 +62,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	logger := newLogger(cfg, stdout)
+	// The log goes out in batches, one write(2) per batch; Close writes the rest.
+	out := observe.NewLogWriter(stdout, observe.LogBatchSize, observe.LogFlushInterval)
+	defer out.Close()
+	logger := newLogger(cfg, out)
 
 	// Stores.
-	st, err := store.Open(ctx, cfg.DatabaseDSN(), storePool(cfg), logger, time.Now)
+	st, err := store.Open(ctx, storeDialect(cfg.Database), cfg.Database.DSN.Reveal(), storePool(cfg), logger, time.Now)
 	if err != nil {
 		return err
 	}
@@ -82,9 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	analyzer := newAnalyzer(cfg, st, blobs, logger)
-	hooks := webhook.New(ctx, cfg.WebhookURLs, cfg.WebhookSecret.Reveal(), webhook.AttemptTimeout, webhook.Attempts, webhook.FirstRetryWait, webhook.QueueSize, logger)
-	runner := jobs.NewRunner(ctx, st, analyzer, jobs.OwnerID(), cfg.JobsMaxConcurrent,
-		func(j patent.Job) { hooks.Send(webhook.JobEvent(j)) }, logger)
+	hooks := newWebhooks(ctx, cfg, st, logger)
+	runner := jobs.NewRunner(ctx, st, analyzer, jobs.OwnerID(), cfg.JobsMaxConcurrent, hooks.JobDeliveries, logger)
 	sched, err := newScheduler(ctx, cfg, st, analyzer, hooks, logger)
 	if err != nil {
 		return err
@@ -93,6 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 	// HTTP server.
 	reg := observe.NewRegistry()
+	hooks.RegisterMetrics(reg)
 	handler := httpapi.NewServer(logger, serverOptions(cfg, sched), authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
 	if err != nil {
@@ -148,6 +150,9 @@ func command(ctx context.Context, args []string, stdout io.Writer) error {
 func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
 	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	logger.Info("starting patentsvc", "version", version, "config", cfg)
+	if cfg.AppEnv != config.Development && cfg.Database.Dialect == config.SQLite {
+		logger.Warn("DATABASE_URL names SQLite outside development: one process only, no replicas (docs/patentsvc.md)")
+	}
 	if cfg.AppEnv == config.Development && cfg.JWTSecret.Reveal() == config.DefaultJWTSecret {
 		logger.Warn("JWT_SECRET is the built-in development default; set a random secret outside development")
 	}
@@ -215,6 +220,14 @@ func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, log
 		blobs, pdf.Extract, st, logger, time.Now)
 }
 
+// newWebhooks builds the webhook dispatcher: it composes the deliveries
+// that the store keeps with their alert or job end, and delivers the
+// stored ones from this replica (claims named by a process id of its own).
+func newWebhooks(ctx context.Context, cfg config.Config, st *store.Store, logger *slog.Logger) *webhook.Dispatcher {
+	return webhook.New(ctx, webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret.Reveal(), Timeout: cfg.WebhookTimeout,
+		Schedule: cfg.WebhookRetrySchedule, Owner: jobs.OwnerID()}, st, logger)
+}
+
 // newScheduler builds the tracked-company scheduler, or returns nil (a
 // disabled scheduler) when SCHEDULER_ENABLED is false or the analyzer lacks
 // its keys.
@@ -228,7 +241,7 @@ func newScheduler(ctx context.Context, cfg config.Config, st *store.Store, an *a
 		return nil, nil
 	}
 	return schedule.New(ctx, schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, StopTimeout: cfg.ShutdownTimeout},
-		st, an, st.Elector(), func(a patent.Alert) { hooks.Send(webhook.AlertEvent(a)) }, logger, time.Now)
+		st, an, st.Elector(), hooks.AlertDeliveries, logger, time.Now)
 }
 
 // sharedLimits returns the store of the rate-limit windows: the database on
@@ -241,6 +254,14 @@ func sharedLimits(st *store.Store, logger *slog.Logger) *ratelimit.Cluster {
 	}
 	logger.Info("rate-limit windows kept in the database, shared across replicas")
 	return ratelimit.NewCluster(st.RateWindows(), ratelimit.StoreTimeout, logger, time.Now)
+}
+
+// storeDialect is the store's name for DATABASE_URL's dialect.
+func storeDialect(db config.Database) string {
+	if db.Dialect == config.Postgres {
+		return store.Postgres
+	}
+	return store.SQLite
 }
 
 // serverOptions are the settings the HTTP layer needs.
@@ -257,7 +278,8 @@ func serverOptions(cfg config.Config, sched *schedule.Scheduler) httpapi.Options
 }
 
 // waitForWork lets the work in progress finish within drain: the
-// scheduler's dispatch, the jobs, the queued webhooks.
+// scheduler's dispatch, the jobs, the webhook attempts in flight (the
+// deliveries not yet sent stay stored, for the next process).
 func waitForWork(drain context.Context, sched *schedule.Scheduler, runner *jobs.Runner, hooks *webhook.Dispatcher, logger *slog.Logger) {
 	if err := sched.Shutdown(drain); err != nil {
 		logger.Warn("scheduler shutdown", "err", err.Error())
@@ -266,7 +288,7 @@ func waitForWork(drain context.Context, sched *schedule.Scheduler, runner *jobs.
 		logger.Warn("jobs still running at the shutdown deadline were cut short", "err", err.Error())
 	}
 	if err := hooks.Shutdown(drain); err != nil {
-		logger.Warn("webhook deliveries still pending at the shutdown deadline were dropped", "err", err.Error())
+		logger.Warn("webhook attempts in flight at the shutdown deadline were cut short; they are retried", "err", err.Error())
 	}
 }
 

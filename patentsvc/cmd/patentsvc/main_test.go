@@ -120,7 +120,8 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			dsn := storetest.DSN(t, d)
 			if d == store.SQLite {
-				dsn = filepath.Join(t.TempDir(), "data", "patentsvc.db")
+				// Outside development SQLite must be named as such.
+				dsn = "sqlite:" + filepath.Join(t.TempDir(), "data", "patentsvc.db")
 			}
 			secret := strings.Repeat("e2e-secret-", 4)
 			base, stop, logs := start(t, map[string]string{

@@ -140,7 +140,7 @@ func (a *Analyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, 
 	}
 	rec, err := a.store.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: name.String(), AnalysisType: patent.AnalysisPortfolio,
 		Model: ans.AnsweredModel, Response: ans.Response, Cached: cached, PromptTokens: ans.PromptTokens,
-		CompletionTokens: ans.CompletionTokens})
+		CompletionTokens: ans.CompletionTokens, RequestedBy: opts.RequestedBy})
 	if err != nil {
 		a.logger.ErrorContext(ctx, "storing analysis failed", "company", name.String(), "err", err.Error())
 		return fail("storing the analysis failed")
@@ -276,11 +276,13 @@ func (a *Analyzer) complete(ctx context.Context, model, prompt string, fresh boo
 }
 
 // AnalyzePatent analyses one patent from its stored PDF, downloading it
-// from the previously recorded link when it is not in storage. It returns
-// patent.ErrPDFNotFound when neither exists, patent.ErrPDFUnreadable for a PDF without
-// text, and the gateway's error when the model fails.
-func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, model string) (patent.PatentAnalysis, error) {
-	model = a.model(model)
+// from the previously recorded link when it is not in storage, with
+// opts.Model and recording opts.RequestedBy (opts.Fresh is ignored). It
+// returns patent.ErrPDFNotFound when neither exists,
+// patent.ErrPDFUnreadable for a PDF without text, and the gateway's error
+// when the model fails.
+func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, opts patent.AnalyzeOptions) (patent.PatentAnalysis, error) {
+	model := a.model(opts.Model)
 	link := ""
 	stored, err := a.store.Patent(ctx, id)
 	switch {
@@ -312,22 +314,23 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 	}
 	if _, err := a.store.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: company.String(), AnalysisType: patent.AnalysisSinglePatent,
 		PatentID: id, Model: ans.AnsweredModel, Response: ans.Response, Cached: cached,
-		PromptTokens: ans.PromptTokens, CompletionTokens: ans.CompletionTokens}); err != nil {
+		PromptTokens: ans.PromptTokens, CompletionTokens: ans.CompletionTokens, RequestedBy: opts.RequestedBy}); err != nil {
 		return patent.PatentAnalysis{}, fmt.Errorf("store analysis: %w", err)
 	}
 	return patent.PatentAnalysis{PatentID: id, CompanyName: company.String(), Analysis: ans.Response, Model: ans.AnsweredModel, Cached: cached}, nil
 }
 
-// AnalyzeBatch analyses companies on at most workers goroutines and returns
-// the results in input order with a summary. Names equal but for letter
+// AnalyzeBatch analyses companies, each with opts, on at most workers
+// goroutines and returns the results in input order with a summary. Names equal but for letter
 // case are analysed once and reported at each position. progress, if not
 // nil, is called with the number of companies done after each one. Once
 // quit is closed no further company is started; those left are reported as
 // failed.
-func (a *Analyzer) AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, model string,
+func (a *Analyzer) AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions,
 	quit <-chan struct{}, progress func(done int)) patent.BatchResult {
 	start := a.now()
-	model = a.model(model)
+	model := a.model(opts.Model)
+	opts.Model = model
 	results := make([]patent.CompanyAnalysis, len(names))
 	first := map[string]int{} // name key -> first position
 	var unique []int
@@ -363,7 +366,7 @@ func (a *Analyzer) AnalyzeBatch(ctx context.Context, names []patent.CompanyName,
 				return
 			}
 			defer func() { <-sem }()
-			results[i] = a.AnalyzeCompany(ctx, names[i], patent.AnalyzeOptions{Model: model})
+			results[i] = a.AnalyzeCompany(ctx, names[i], opts)
 			mu.Lock()
 			for j, n := range names {
 				if j != i && first[n.Key()] == i {

@@ -188,7 +188,7 @@ func TestAnalyzeBatch(t *testing.T) {
 	an := w.Analyzer(nil)
 	names := []patent.CompanyName{"Acme Corp", "Beta Labs", "Nobody Inc", "acme corp", "Gamma Inc"}
 	var progress atomic.Int64
-	res := an.AnalyzeBatch(ctx, names, 2, "", nil, func(done int) { progress.Store(int64(done)) })
+	res := an.AnalyzeBatch(ctx, names, 2, patent.AnalyzeOptions{}, nil, func(done int) { progress.Store(int64(done)) })
 	if len(res.Results) != 5 || res.Model != patent.DefaultModel {
 		t.Fatalf("batch = %+v", res)
 	}
@@ -210,7 +210,7 @@ func TestAnalyzeBatch(t *testing.T) {
 	// Once quit is closed, nothing more starts.
 	quit := make(chan struct{})
 	close(quit)
-	stopped := an.AnalyzeBatch(ctx, []patent.CompanyName{"Acme Corp"}, 1, "", quit, nil)
+	stopped := an.AnalyzeBatch(ctx, []patent.CompanyName{"Acme Corp"}, 1, patent.AnalyzeOptions{}, quit, nil)
 	if stopped.Results[0].Success || stopped.Results[0].Error == nil || !strings.Contains(*stopped.Results[0].Error, "shutting down") {
 		t.Errorf("after quit: %+v", stopped.Results[0])
 	}
@@ -220,13 +220,13 @@ func TestAnalyzePatent(t *testing.T) {
 	w := newWorld(t)
 	pns := w.Company("Acme Corp", 1)
 	an := w.Analyzer(nil)
-	if _, err := an.AnalyzePatent(ctx, "US99999999B2", "Acme Corp", ""); !errors.Is(err, patent.ErrPDFNotFound) {
+	if _, err := an.AnalyzePatent(ctx, "US99999999B2", "Acme Corp", patent.AnalyzeOptions{}); !errors.Is(err, patent.ErrPDFNotFound) {
 		t.Fatalf("unknown patent: %v, want ErrPDFNotFound", err)
 	}
 	// Known from a search: downloaded from the cached link.
 	an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
 	hits := w.PDFs.Hits()
-	res, err := an.AnalyzePatent(ctx, pns[0], "Acme Corp", "")
+	res, err := an.AnalyzePatent(ctx, pns[0], "Acme Corp", patent.AnalyzeOptions{})
 	if err != nil || res.Analysis == "" || res.PatentID != pns[0] || res.CompanyName != "Acme Corp" {
 		t.Fatalf("AnalyzePatent = %+v, %v", res, err)
 	}
@@ -237,7 +237,7 @@ func TestAnalyzePatent(t *testing.T) {
 	if err := removeStored(w, pns[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := an.AnalyzePatent(ctx, pns[0], "Acme Corp", "google/gemini-2.5-flash"); err != nil || w.PDFs.Hits() != hits+1 {
+	if _, err := an.AnalyzePatent(ctx, pns[0], "Acme Corp", patent.AnalyzeOptions{Model: "google/gemini-2.5-flash"}); err != nil || w.PDFs.Hits() != hits+1 {
 		t.Fatalf("missing file: %v, downloads %d", err, w.PDFs.Hits()-hits)
 	}
 	var single int
@@ -252,7 +252,7 @@ func TestAnalyzePatent(t *testing.T) {
 	// A scanned PDF is unreadable.
 	w.PDFs.Add("US10000009B2", analysistest.ScannedPDF)
 	w.Store.UpsertPatent(ctx, patent.StoredPatent{PatentID: "US10000009B2", PDFLink: w.PDFs.URL + "/pdfs/US10000009B2.pdf"})
-	if _, err := an.AnalyzePatent(ctx, "US10000009B2", "Acme Corp", ""); !errors.Is(err, patent.ErrPDFUnreadable) {
+	if _, err := an.AnalyzePatent(ctx, "US10000009B2", "Acme Corp", patent.AnalyzeOptions{}); !errors.Is(err, patent.ErrPDFUnreadable) {
 		t.Errorf("scanned PDF: %v, want ErrUnreadable", err)
 	}
 }

@@ -11,7 +11,9 @@
 //     re-reads the user on every request, so a deleted user is rejected at
 //     once and a role change applies to the next request.
 //   - A refresh token can be exchanged once; presenting it again revokes
-//     every refresh token of its user (the store records their ids).
+//     every token of its user: the refresh tokens (the store records their
+//     ids) and the access tokens (the user's token version goes up, and an
+//     access token carries the version it was issued under, in "ver").
 //   - Logging in with an unknown email costs the same bcrypt comparison as
 //     a wrong password, so response times do not reveal which emails exist.
 package auth
@@ -95,8 +97,15 @@ func (s *Service) Register(ctx context.Context, email, password string) (patent.
 }
 
 // Login checks the credentials and issues tokens, or returns
-// ErrBadCredentials.
+// ErrBadCredentials. A password longer than patent.PasswordMax is refused
+// like a wrong one: bcrypt reads only the first 72 bytes, so without the
+// check any string that starts with the right 72 bytes would log in, and
+// registration never accepts one that long.
 func (s *Service) Login(ctx context.Context, email, password string) (Tokens, error) {
+	if len(password) > patent.PasswordMax {
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password[:patent.PasswordMax])) // same time as a wrong one
+		return Tokens{}, ErrBadCredentials
+	}
 	u, err := s.store.UserByEmail(ctx, email)
 	if errors.Is(err, patent.ErrNotFound) {
 		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
@@ -144,7 +153,14 @@ func (s *Service) Authenticate(ctx context.Context, accessToken string) (patent.
 	if err != nil {
 		return patent.User{}, fmt.Errorf("%w: bad subject", ErrInvalidToken)
 	}
-	return s.user(ctx, id)
+	u, err := s.user(ctx, id)
+	if err != nil {
+		return patent.User{}, err
+	}
+	if c.Version != u.TokenVersion {
+		return patent.User{}, fmt.Errorf("%w: revoked (token version %d, user's %d)", ErrInvalidToken, c.Version, u.TokenVersion)
+	}
+	return u, nil
 }
 
 func (s *Service) user(ctx context.Context, id int64) (patent.User, error) {
@@ -160,6 +176,8 @@ type Claims struct {
 	Email string `json:"email"`
 	Role  string `json:"role"`
 	Type  string `json:"typ"`
+	// Version is the user's token version when the token was issued.
+	Version int `json:"ver,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -211,9 +229,10 @@ func (s *Service) issue(ctx context.Context, u patent.User) (Tokens, error) {
 
 func (s *Service) sign(u patent.User, typ, jti string, now time.Time, ttl time.Duration) (string, error) {
 	c := Claims{
-		Email: u.Email,
-		Role:  string(u.Role),
-		Type:  typ,
+		Email:   u.Email,
+		Role:    string(u.Role),
+		Type:    typ,
+		Version: u.TokenVersion,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   strconv.FormatInt(u.ID, 10),
 			IssuedAt:  jwt.NewNumericDate(now),

@@ -96,6 +96,67 @@ func TestRefreshRotation(t *testing.T) {
 	}
 }
 
+// TestReplayRevokesAccessTokens: a detected refresh-token replay also ends
+// every access token the user holds (the stolen one and the owner's alike),
+// on both databases; logging in again gives working tokens. Other users'
+// tokens are untouched.
+func TestReplayRevokesAccessTokens(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		clk := &clock{t: time.Now().UTC()}
+		svc, err := auth.New(st, secret, nil, 30*time.Minute, 168*time.Hour, 4, clk.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Register(ctx, "ada@example.com", "correct horse")
+		svc.Register(ctx, "bob@example.com", "battery staple")
+		first, _ := svc.Login(ctx, "ada@example.com", "correct horse")
+		second, _ := svc.Refresh(ctx, first.Refresh) // the thief's, say
+		bob, _ := svc.Login(ctx, "bob@example.com", "battery staple")
+		for _, tok := range []string{first.Access, second.Access} {
+			if _, err := svc.Authenticate(ctx, tok); err != nil {
+				t.Fatalf("access token before the replay: %v", err)
+			}
+		}
+		if _, err := svc.Refresh(ctx, first.Refresh); !errors.Is(err, auth.ErrInvalidToken) {
+			t.Fatalf("replayed refresh token = %v", err)
+		}
+		for i, tok := range []string{first.Access, second.Access} {
+			if _, err := svc.Authenticate(ctx, tok); !errors.Is(err, auth.ErrInvalidToken) {
+				t.Errorf("access token %d still works after the replay: %v", i, err)
+			}
+		}
+		if _, err := svc.Authenticate(ctx, bob.Access); err != nil {
+			t.Errorf("another user's token revoked: %v", err)
+		}
+		again, err := svc.Login(ctx, "ada@example.com", "correct horse")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Authenticate(ctx, again.Access); err != nil {
+			t.Errorf("token from a new login after the replay: %v", err)
+		}
+	})
+}
+
+// TestLoginPasswordOver72Bytes: bcrypt reads 72 bytes; a longer password
+// is refused at login like a wrong one, even when its first 72 bytes are
+// the password.
+func TestLoginPasswordOver72Bytes(t *testing.T) {
+	svc, _, _ := mustService(t)
+	pw := strings.Repeat("p", 72)
+	if _, err := svc.Register(ctx, "ada@example.com", pw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Login(ctx, "ada@example.com", pw); err != nil {
+		t.Fatalf("72-byte password: %v", err)
+	}
+	for _, long := range []string{pw + "x", pw + strings.Repeat("y", 100)} {
+		if _, err := svc.Login(ctx, "ada@example.com", long); !errors.Is(err, auth.ErrBadCredentials) {
+			t.Errorf("Login with %d bytes = %v, want ErrBadCredentials", len(long), err)
+		}
+	}
+}
+
 func TestDeletedUserAndExpiry(t *testing.T) {
 	svc, st, clk := mustService(t)
 	admin, _ := svc.Register(ctx, "admin@example.com", "correct horse")

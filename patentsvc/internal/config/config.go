@@ -19,7 +19,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/shared/redact"
 )
 
 // Development is the APP_ENV value that relaxes the secret rules.
@@ -45,7 +44,9 @@ type Config struct {
 	TrustedProxies  []netip.Prefix
 	ShutdownTimeout time.Duration
 
-	DatabaseURL     Secret // may hold a password
+	DatabaseURL Secret // may hold a password
+	// Database is DATABASE_URL read: the dialect and the DSN to open.
+	Database        Database
 	DBMaxOpenConns  int
 	DBMaxIdleConns  int
 	DBConnMaxLife   time.Duration
@@ -83,6 +84,8 @@ type Config struct {
 	ChangeThresholdPercent float64
 	WebhookURLs            []string
 	WebhookSecret          Secret
+	WebhookRetrySchedule   []time.Duration
+	WebhookTimeout         time.Duration
 }
 
 // Secret is a value that never prints.
@@ -121,8 +124,12 @@ var settings = []setting{
 	{"SHUTDOWN_TIMEOUT", "15s", "One deadline after SIGTERM for draining requests, running jobs, the scheduler and webhook deliveries; the database closes after it.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
 
-	{"DATABASE_URL", "", "`postgres://...` uses PostgreSQL; empty uses the embedded SQLite file `" + DefaultSQLitePath + "` (a file path also selects SQLite).", true,
-		func(c *Config, v string) error { c.DatabaseURL = Secret(v); return nil }},
+	{"DATABASE_URL", "", "PostgreSQL as a `postgres://` or `postgresql://` URL (scheme in any letter case) or a libpq key=value DSN (`host=db user=app dbname=patents ...`); SQLite as `sqlite:<path>` or `file:<path>`. Empty, or a bare file path, is the embedded SQLite file (`" + DefaultSQLitePath + "` when empty) and is accepted only with `APP_ENV=development`; outside it an empty or unrecognised value stops start-up.", true,
+		func(c *Config, v string) (err error) {
+			c.DatabaseURL = Secret(v)
+			c.Database, err = ParseDatabase(v, c.AppEnv == Development)
+			return err
+		}},
 	{"DB_MAX_OPEN_CONNS", "10", "Most open database connections.", false,
 		func(c *Config, v string) error { return intIn(&c.DBMaxOpenConns, v, 1, 1000) }},
 	{"DB_MAX_IDLE_CONNS", "5", "Most idle database connections kept.", false,
@@ -201,6 +208,10 @@ var settings = []setting{
 		func(c *Config, v string) error { return urls(&c.WebhookURLs, v) }},
 	{"WEBHOOK_SECRET", "", "When set, generic webhooks carry Standard Webhooks signatures.", true,
 		func(c *Config, v string) error { c.WebhookSecret = Secret(v); return nil }},
+	{"WEBHOOK_RETRY_SCHEDULE", "5s,5m,30m,2h,5h,10h,10h", "Comma-separated waits between the attempts of one webhook delivery: the first attempt is immediate, each value is the wait before the next one (7 values: 8 attempts, about 28 hours); when the last attempt fails the delivery is `failed`. A `Retry-After` may lengthen a wait (up to an hour). Deliveries are stored in the database and survive restarts.", false,
+		func(c *Config, v string) error { return durationList(&c.WebhookRetrySchedule, v) }},
+	{"WEBHOOK_TIMEOUT", "15s", "Timeout of one webhook delivery attempt. A delivery whose process died during an attempt is retried once its claim (this timeout plus 5 s) lapses.", false,
+		func(c *Config, v string) error { return positiveDuration(&c.WebhookTimeout, v) }},
 }
 
 // Load reads the configuration through getenv. It reports every bad value
@@ -241,14 +252,6 @@ func Load(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-// DatabaseDSN is the DSN to open: DATABASE_URL, or the SQLite default.
-func (c Config) DatabaseDSN() string {
-	if c.DatabaseURL == "" {
-		return DefaultSQLitePath
-	}
-	return c.DatabaseURL.Reveal()
-}
-
 // PreviousJWTSecret is JWT_SECRET_PREVIOUS as bytes, or nil when it is not
 // set (no rotation in progress).
 func (c Config) PreviousJWTSecret() []byte {
@@ -272,10 +275,7 @@ func (c Config) AnalyzerMissing() []string {
 
 // LogValue lists the effective settings, secrets redacted.
 func (c Config) LogValue() slog.Value {
-	db := "sqlite:" + DefaultSQLitePath
-	if c.DatabaseURL != "" {
-		db = redact.URL(c.DatabaseURL.Reveal())
-	}
+	db := c.Database.String()
 	return slog.GroupValue(
 		slog.String("app_env", c.AppEnv),
 		slog.Int("port", c.Port),
@@ -461,6 +461,25 @@ func optionalURL(dst *string, v string) error {
 		return nil
 	}
 	return httpURL(dst, v)
+}
+
+// durationList parses comma-separated positive durations (at least one,
+// at most 20).
+func durationList(dst *[]time.Duration, v string) error {
+	parts := strings.Split(v, ",")
+	if len(parts) > 20 {
+		return errors.New("at most 20 waits")
+	}
+	out := make([]time.Duration, 0, len(parts))
+	for _, p := range parts {
+		var d time.Duration
+		if err := positiveDuration(&d, strings.TrimSpace(p)); err != nil {
+			return fmt.Errorf("%q: %w", strings.TrimSpace(p), err)
+		}
+		out = append(out, d)
+	}
+	*dst = out
+	return nil
 }
 
 func positiveDuration(dst *time.Duration, v string) error {

@@ -31,7 +31,7 @@ func TestLoadDefaults(t *testing.T) {
 		{"RootPath", c.RootPath, ""},
 		{"CORSOrigins", strings.Join(c.CORSOrigins, ","), "http://localhost:3000,http://localhost:5173"},
 		{"TrustedProxies", len(c.TrustedProxies), 0},
-		{"DatabaseDSN", c.DatabaseDSN(), "data/patentsvc.db"},
+		{"Database", c.Database.Dialect + " " + c.Database.DSN.Reveal(), "sqlite data/patentsvc.db"},
 		{"JWTSecret", c.JWTSecret.Reveal(), config.DefaultJWTSecret},
 		{"AccessTokenTTL", c.AccessTokenTTL, 30 * time.Minute},
 		{"RefreshTokenTTL", c.RefreshTokenTTL, 168 * time.Hour},
@@ -69,7 +69,7 @@ func TestLoadValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.RootPath != "/patents" || c.LogLevel != slog.LevelWarn || c.ScheduleInterval != 36*time.Second ||
-		c.ChangeThresholdPercent != 12.5 || c.UseCache || c.DatabaseDSN() != "postgres://u:pw@db:5432/p" ||
+		c.ChangeThresholdPercent != 12.5 || c.UseCache || c.Database.DSN.Reveal() != "postgres://u:pw@db:5432/p" || c.Database.Dialect != config.Postgres ||
 		c.Model != "mistralai/mistral-nemo" || len(c.TrustedProxies) != 2 ||
 		c.TrustedProxies[1] != netip.MustParsePrefix("192.168.1.7/32") {
 		t.Errorf("Load = %+v", c)
@@ -140,11 +140,91 @@ func TestDocUpToDate(t *testing.T) {
 
 func TestJWTSecretPrevious(t *testing.T) {
 	long := strings.Repeat("k", 32)
-	if _, err := config.Load(env(map[string]string{"APP_ENV": "production", "JWT_SECRET": long, "JWT_SECRET_PREVIOUS": "short"})); err == nil || !strings.Contains(err.Error(), "JWT_SECRET_PREVIOUS") {
+	const db = "postgres://db/p"
+	if _, err := config.Load(env(map[string]string{"APP_ENV": "production", "JWT_SECRET": long, "JWT_SECRET_PREVIOUS": "short", "DATABASE_URL": db})); err == nil || !strings.Contains(err.Error(), "JWT_SECRET_PREVIOUS") {
 		t.Errorf("short previous secret in production: %v", err)
 	}
-	c, err := config.Load(env(map[string]string{"APP_ENV": "production", "JWT_SECRET": long, "JWT_SECRET_PREVIOUS": strings.Repeat("p", 40)}))
+	c, err := config.Load(env(map[string]string{"APP_ENV": "production", "JWT_SECRET": long, "JWT_SECRET_PREVIOUS": strings.Repeat("p", 40), "DATABASE_URL": db}))
 	if err != nil || c.JWTSecretPrev.Reveal() != strings.Repeat("p", 40) {
 		t.Errorf("Load = %v", err)
+	}
+}
+
+// TestParseDatabase: DATABASE_URL is never misread. Schemes in any letter
+// case and libpq key=value DSNs are PostgreSQL; SQLite is sqlite:/file:, or
+// in development a bare path or nothing; outside development an empty,
+// bare-path or unrecognised value is refused, and no error quotes it.
+func TestParseDatabase(t *testing.T) {
+	for _, tt := range []struct {
+		in          string
+		dev         bool
+		dialect     string
+		dsn         string
+		errContains string
+	}{
+		{"postgres://u:pw@db/p", false, config.Postgres, "postgres://u:pw@db/p", ""},
+		{"POSTGRES://u:pw@db/p", false, config.Postgres, "postgres://u:pw@db/p", ""},
+		{"PostgreSQL://u:pw@db:5433/p?sslmode=require", false, config.Postgres, "postgresql://u:pw@db:5433/p?sslmode=require", ""},
+		{"host=db user=app password=pw dbname=patents sslmode=require", false, config.Postgres, "host=db user=app password=pw dbname=patents sslmode=require", ""},
+		{"dbname=patents", false, config.Postgres, "dbname=patents", ""},
+		{"HOST=db", false, config.Postgres, "HOST=db", ""},
+		{"sqlite:/var/lib/patentsvc/p.db", false, config.SQLite, "/var/lib/patentsvc/p.db", ""},
+		{"SQLite:data/p.db", false, config.SQLite, "data/p.db", ""},
+		{"file:data/p.db", true, config.SQLite, "data/p.db", ""},
+		{"data/p.db", true, config.SQLite, "data/p.db", ""},
+		{"", true, config.SQLite, config.DefaultSQLitePath, ""},
+		{"", false, "", "", "required outside APP_ENV=development"},
+		{"data/p.db", false, "", "", "only with APP_ENV=development"},
+		{"mysql://u:pw@db/p", true, "", "", "not recognised"},
+		{"postgress://u:pw@db/p", false, "", "", "not recognised"},
+		{"hots=db password=pw", true, "", "", "not recognised"},
+		{"sqlite:", true, "", "", "names no file"},
+	} {
+		got, err := config.ParseDatabase(tt.in, tt.dev)
+		if tt.errContains != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.errContains) || strings.Contains(err.Error(), "pw") {
+				t.Errorf("ParseDatabase(%q, dev %v) error = %v, want one saying %q without the value", tt.in, tt.dev, err, tt.errContains)
+			}
+			continue
+		}
+		if err != nil || got.Dialect != tt.dialect || got.DSN.Reveal() != tt.dsn {
+			t.Errorf("ParseDatabase(%q, dev %v) = %s %q, %v; want %s %q", tt.in, tt.dev, got.Dialect, got.DSN.Reveal(), err, tt.dialect, tt.dsn)
+		}
+	}
+}
+
+// TestDatabaseNeverLogsPassword: whatever the form, the logged description
+// names the database without its password.
+func TestDatabaseNeverLogsPassword(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://app:s3cr3t@db:5432/patents?sslmode=require": "postgres://app@db:5432/patents?sslmode=require",
+		"host=db user=app password=s3cr3t dbname=patents":       "postgres (host=db user=app dbname=patents)",
+		"host=db password='s3 cr3t' dbname=patents":             "postgres (host=db dbname=patents)",
+		"postgres://db/p?password=s3cr3t":                       "postgres://db/p?password=redacted",
+		"sqlite:/data/p.db":                                     "sqlite:/data/p.db",
+	} {
+		d, err := config.ParseDatabase(in, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.String(); got != want || strings.Contains(got, "s3") {
+			t.Errorf("Database(%q).String() = %q, want %q", in, got, want)
+		}
+	}
+	// Through Load and the logged config too.
+	c, err := config.Load(env(map[string]string{"APP_ENV": "production", "JWT_SECRET": strings.Repeat("k", 32),
+		"DATABASE_URL": "POSTGRES://app:s3cr3t@db/p"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
+	if strings.Contains(b.String(), "s3cr3t") || !strings.Contains(b.String(), "postgres://app@db/p") {
+		t.Errorf("logged config = %s", b.String())
+	}
+	_, err = config.Load(env(map[string]string{"APP_ENV": "production", "JWT_SECRET": strings.Repeat("k", 32),
+		"DATABASE_URL": "mysql://app:s3cr3t@db/p"}))
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "DATABASE_URL") {
+		t.Errorf("Load error = %v, want DATABASE_URL named and the password absent", err)
 	}
 }

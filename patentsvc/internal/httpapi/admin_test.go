@@ -212,7 +212,7 @@ func TestAlerts(t *testing.T) {
 			_, err := en.st.CreateAlert(context.Background(), patent.Alert{
 				CompanyName: "Acme Corp", AlertType: patent.AlertTypePatentCountChange,
 				Message: fmt.Sprintf("alert %d", i), OldValue: float64(i), NewValue: float64(i) * 1.5,
-			})
+			}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

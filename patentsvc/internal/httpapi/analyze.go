@@ -25,13 +25,13 @@ const (
 // Analyzer runs analyses; *analysis.Analyzer implements it.
 type Analyzer interface {
 	AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis
-	AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, model string) (patent.PatentAnalysis, error)
-	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, model string, quit <-chan struct{}, progress func(done int)) patent.BatchResult
+	AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, opts patent.AnalyzeOptions) (patent.PatentAnalysis, error)
+	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, quit <-chan struct{}, progress func(done int)) patent.BatchResult
 }
 
 // Jobs accepts asynchronous batches; *jobs.Runner implements it.
 type Jobs interface {
-	Submit(ctx context.Context, companies []patent.CompanyName, workers int, model string) (patent.Job, error)
+	Submit(ctx context.Context, userID int64, companies []patent.CompanyName, workers int, model string) (patent.Job, error)
 }
 
 // requireAnalyzer answers 503 while the analyzer lacks its keys.
@@ -56,6 +56,12 @@ func modelParam(requested, def string) (string, error) {
 	return m, nil
 }
 
+// requestOptions are the options of an analysis the caller asked for: with
+// model, and stored as requested by the caller (decisions.md).
+func requestOptions(c echo.Context, model string) patent.AnalyzeOptions {
+	return patent.AnalyzeOptions{Model: model, RequestedBy: patent.RequesterID(currentUser(c).ID)}
+}
+
 // handleAnalyzeCompany serves GET /analyze/{company_name}?model=.
 func handleAnalyzeCompany(an Analyzer, def string) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -67,7 +73,7 @@ func handleAnalyzeCompany(an Analyzer, def string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		res := an.AnalyzeCompany(c.Request().Context(), name, patent.AnalyzeOptions{Model: model})
+		res := an.AnalyzeCompany(c.Request().Context(), name, requestOptions(c, model))
 		return c.JSON(http.StatusOK, fromCompanyAnalysis(res))
 	}
 }
@@ -91,7 +97,7 @@ func handleAnalyzePatent(an Analyzer, def string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		res, err := an.AnalyzePatent(c.Request().Context(), id, company, model)
+		res, err := an.AnalyzePatent(c.Request().Context(), id, company, requestOptions(c, model))
 		switch {
 		case errors.Is(err, patent.ErrPDFNotFound):
 			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("Patent PDF for %s not found or could not be downloaded", id))
@@ -165,7 +171,7 @@ func handleBatch(an Analyzer, def string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		res := an.AnalyzeBatch(c.Request().Context(), names, workers, model, nil, nil)
+		res := an.AnalyzeBatch(c.Request().Context(), names, workers, requestOptions(c, model), nil, nil)
 		return c.JSON(http.StatusOK, fromBatch(res))
 	}
 }
@@ -178,7 +184,7 @@ func handleBatchAsync(jobs Jobs, def string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		j, err := jobs.Submit(c.Request().Context(), names, workers, model)
+		j, err := jobs.Submit(c.Request().Context(), currentUser(c).ID, names, workers, model)
 		if err != nil {
 			return err
 		}

@@ -144,11 +144,14 @@ type analysisRecordJSON struct {
 	Model        *string   `json:"model"`
 	Response     *string   `json:"response"`
 	Timestamp    time.Time `json:"timestamp"`
+	// RequestedBy is the id of the user whose request stored it; null for
+	// scheduled runs.
+	RequestedBy *string `json:"requested_by"`
 }
 
 func fromAnalysisRecord(r patent.AnalysisRecord) analysisRecordJSON {
 	return analysisRecordJSON{ID: r.ID, CompanyName: nullable(r.CompanyName), AnalysisType: nullable(r.AnalysisType),
-		Model: nullable(r.Model), Response: nullable(r.Response), Timestamp: r.Timestamp}
+		Model: nullable(r.Model), Response: nullable(r.Response), Timestamp: r.Timestamp, RequestedBy: nullable(r.RequestedBy)}
 }
 
 type patentAnalysisJSON struct {

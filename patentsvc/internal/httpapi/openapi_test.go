@@ -460,6 +460,9 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 	admin, adminTok := en.admin(t)
 	bob, bobTokens := en.newUser(t, "bob@example.com")
 	bobTok := bobTokens.AccessToken
+	// The refresh cases use a user of their own: replaying a refresh token
+	// revokes every token of its user, and bob's are needed below.
+	_, daveTokens := en.newUser(t, "dave@example.com")
 	pns := en.world.Company("Acme Corp", 2)
 	en.world.Company("Beta Labs", 1)
 	// A company whose only patent is a scan without a text layer.
@@ -486,8 +489,8 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"login 401 unknown email", request{method: "POST", target: "/auth/login", body: credentials("nobody@example.com", password)}, 401, ""},
 		{"login 413", request{method: "POST", target: "/auth/login", body: over}, 413, errBody},
 		{"login 422", request{method: "POST", target: "/auth/login", body: `{"email":"ada@example.com"}`}, 422, errBody},
-		{"refresh 200", request{method: "POST", target: "/auth/refresh", body: refreshBody(bobTokens.RefreshToken)}, 200, ""},
-		{"refresh 401 reused", request{method: "POST", target: "/auth/refresh", body: refreshBody(bobTokens.RefreshToken)}, 401, ""},
+		{"refresh 200", request{method: "POST", target: "/auth/refresh", body: refreshBody(daveTokens.RefreshToken)}, 200, ""},
+		{"refresh 401 reused", request{method: "POST", target: "/auth/refresh", body: refreshBody(daveTokens.RefreshToken)}, 401, ""},
 		{"refresh 401 access token", request{method: "POST", target: "/auth/refresh", body: refreshBody(adminTok)}, 401, ""},
 		{"refresh 400", request{method: "POST", target: "/auth/refresh", body: `{"refresh_token":`}, 400, errBody},
 		{"refresh 413", request{method: "POST", target: "/auth/refresh", body: `{"refresh_token":"` + strings.Repeat("a", 1<<20) + `"}`}, 413, ""},
@@ -569,6 +572,7 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 	for range 2 {
 		wantStatus(t, en.do(t, request{method: "POST", target: "/analyze/batch/async", token: bobTok, body: `{"companies":["Nobody Inc"]}`}), 202)
 	}
+	carolTok := en.login(t, "carol@example.com").AccessToken
 	var jobPage struct {
 		NextCursor *string `json:"next_cursor"`
 	}
@@ -594,6 +598,14 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"jobs 422 limit 0", request{target: "/jobs?limit=0", token: bobTok}, 422, errParam("limit")},
 		{"jobs 422 limit 201", request{target: "/jobs?limit=201", token: bobTok}, 422, errParam("limit")},
 		{"jobs 422 limit x", request{target: "/jobs?limit=x", token: bobTok}, 422, errParam("limit")},
+		// Ownership: another user's job is an unknown id; admins see all.
+		{"job 200 admin reads any", request{target: "/jobs/" + job.JobID, token: adminTok}, 200, ""},
+		{"job 404 another user's", request{target: "/jobs/" + job.JobID, token: carolTok}, 404, ""},
+		{"jobs 200 admin user_id", request{target: fmt.Sprintf("/jobs?user_id=%d", bob.ID), token: adminTok}, 200, ""},
+		{"jobs 200 own user_id", request{target: fmt.Sprintf("/jobs?user_id=%d", bob.ID), token: bobTok}, 200, ""},
+		{"jobs 403 another user_id", request{target: fmt.Sprintf("/jobs?user_id=%d", admin.ID), token: bobTok}, 403, ""},
+		{"jobs 422 user_id 0", request{target: "/jobs?user_id=0", token: adminTok}, 422, errParam("user_id")},
+		{"jobs 422 user_id x", request{target: "/jobs?user_id=x", token: bobTok}, 422, errParam("user_id")},
 		{"analyses 200", request{target: "/analyze/batch", token: bobTok}, 200, ""},
 		{"analyses 200 last page", request{target: "/analyze/batch?limit=2&cursor=" + url.QueryEscape(*analysesPage.NextCursor), token: bobTok}, 200, ""},
 		{"analyses 200 filter", request{target: "/analyze/batch?company_name=beta%20LABS", token: bobTok}, 200, ""},
@@ -648,10 +660,11 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 	for i := 1; i <= 3; i++ {
 		en.clk.Advance(time.Second)
 		if _, err := en.st.CreateAlert(ctx, patent.Alert{CompanyName: "Acme Corp", AlertType: patent.AlertTypePatentCountChange,
-			Message: fmt.Sprintf("Patent count for Acme Corp increased by %d.0%% (from 10 to %d)", 10*i, 10+i), OldValue: 10, NewValue: float64(10 + i)}); err != nil {
+			Message: fmt.Sprintf("Patent count for Acme Corp increased by %d.0%% (from 10 to %d)", 10*i, 10+i), OldValue: 10, NewValue: float64(10 + i)}, oneDelivery(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	failedID, deliveredID := settleDeliveries(t, en)
 	s.run(t, en, []apiCase{
 		{"tracked 200", request{target: "/admin/tracked", token: adminTok}, 200, ""},
 		{"tracked 401", request{target: "/admin/tracked"}, 401, errSecurity},
@@ -669,6 +682,17 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"alerts 403", request{target: "/admin/alerts", token: bobTok}, 403, ""},
 		{"alerts 422", request{target: "/admin/alerts?limit=201", token: adminTok}, 422, errParam("limit")},
 		{"rate limits 200", request{target: "/admin/rate-limits", token: adminTok}, 200, ""},
+		{"deliveries 200", request{target: "/admin/webhooks/deliveries", token: adminTok}, 200, ""},
+		{"deliveries 200 page", request{target: "/admin/webhooks/deliveries?status=pending&limit=1&cursor=x", token: adminTok}, 200, ""},
+		{"deliveries 401", request{target: "/admin/webhooks/deliveries"}, 401, errSecurity},
+		{"deliveries 403", request{target: "/admin/webhooks/deliveries", token: bobTok}, 403, ""},
+		{"deliveries 422", request{target: "/admin/webhooks/deliveries?status=lost", token: adminTok}, 422, errParam("status")},
+		{"retry 202", request{method: "POST", target: "/admin/webhooks/deliveries/" + failedID + "/retry", token: adminTok}, 202, ""},
+		{"retry 409 pending", request{method: "POST", target: "/admin/webhooks/deliveries/" + failedID + "/retry", token: adminTok}, 409, ""},
+		{"retry 409 delivered", request{method: "POST", target: "/admin/webhooks/deliveries/" + deliveredID + "/retry", token: adminTok}, 409, ""},
+		{"retry 404", request{method: "POST", target: "/admin/webhooks/deliveries/msg_nope/retry", token: adminTok}, 404, ""},
+		{"retry 401", request{method: "POST", target: "/admin/webhooks/deliveries/" + failedID + "/retry"}, 401, errSecurity},
+		{"retry 403", request{method: "POST", target: "/admin/webhooks/deliveries/" + failedID + "/retry", token: bobTok}, 403, ""},
 		{"rate limits 401", request{target: "/admin/rate-limits"}, 401, errSecurity},
 		{"rate limits 403", request{target: "/admin/rate-limits", token: bobTok}, 403, ""},
 	})
@@ -725,6 +749,33 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"jobs 200 failed", request{target: "/jobs?status=failed", token: bobTok}, 200, ""},
 		{"async 503 shutting down", request{method: "POST", target: "/analyze/batch/async", token: bobTok, body: `{"companies":["Acme"]}`}, 503, ""},
 	})
+}
+
+// oneDelivery composes one webhook delivery for alert i.
+func oneDelivery(i int) patent.Deliveries[patent.Alert] {
+	return func(a patent.Alert) ([]patent.Delivery, error) {
+		return []patent.Delivery{{ID: fmt.Sprintf("msg_conformance%d", i), Event: "alert.patent_count_change",
+			URL: "https://hooks.example.com/secret-path", URLHost: "https://hooks.example.com", Payload: []byte(`{}`)}}, nil
+	}
+}
+
+// settleDeliveries fails the first stored delivery (410) and delivers the
+// second, leaving the third pending, and returns the first two ids.
+func settleDeliveries(t *testing.T, en *env) (failed, delivered string) {
+	t.Helper()
+	ctx := context.Background()
+	ds, err := en.st.ClaimDeliveries(ctx, "conformance", 2, time.Minute)
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("claim = %v, %v", ds, err)
+	}
+	now := en.clk.Now()
+	if err := en.st.RecordAttempt(ctx, ds[0].ID, "conformance", patent.Attempt{Status: patent.DeliveryFailed, StatusCode: 410, Error: "HTTP 410", At: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := en.st.RecordAttempt(ctx, ds[1].ID, "conformance", patent.Attempt{Status: patent.DeliveryDelivered, StatusCode: 200, At: now}); err != nil {
+		t.Fatal(err)
+	}
+	return ds[0].ID, ds[1].ID
 }
 
 // waitForJob polls the job until it reaches status.
@@ -784,6 +835,8 @@ func conformanceStoreDown(t *testing.T, s *spec, dialect string) {
 		{method: "DELETE", target: "/admin/tracked/Acme"},
 		{target: "/admin/alerts"},
 		{target: "/admin/rate-limits"},
+		{target: "/admin/webhooks/deliveries"},
+		{method: "POST", target: "/admin/webhooks/deliveries/msg_x/retry"},
 		{target: "/admin/users"},
 		{method: "PATCH", target: "/admin/users/2/role", body: `{"role":"admin"}`},
 		{method: "DELETE", target: "/admin/users/2"},
@@ -880,7 +933,7 @@ func TestOpenAPIRejectsDrift(t *testing.T) {
 	const user = `{"id":1,"email":"ada@example.com","role":"admin","created_at":"2026-11-25T12:00:00Z"}`
 	const analysis = `{"company_name":"Acme","analysis":%s,"patent_count":0,"patents":[],"success":%s,"error":null,"model":"openai/gpt-4o-mini","cached":false,"timestamp":"2026-11-25T12:00:00Z"}`
 	const job = `{"job_id":"0190a0a0-0000-7000-8000-000000000000","status":%q,"total":1,"completed":0,"progress":0,"result":%s,"error":null,"model":"openai/gpt-4o-mini","created_at":"2026-11-25T12:00:00Z","updated_at":"2026-11-25T12:00:00Z"}`
-	const record = `{"items":[{"id":1,"company_name":null,"analysis_type":"portfolio","model":null,"response":"x","timestamp":%s}],"next_cursor":null}`
+	const record = `{"items":[{"id":1,"company_name":null,"analysis_type":"portfolio","model":null,"response":"x","timestamp":%s,"requested_by":null}],"next_cursor":null}`
 	for _, tt := range []struct {
 		name           string
 		method, path   string

@@ -56,6 +56,8 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st S
 	g.GET("/admin/users", handleListUsers(st), user, admin)
 	g.PATCH("/admin/users/:user_id/role", handleSetRole(st), bodyLimit, user, admin)
 	g.DELETE("/admin/users/:user_id", handleDeleteUser(st), user, admin)
+	g.GET("/admin/webhooks/deliveries", handleListDeliveries(st), user, admin)
+	g.POST("/admin/webhooks/deliveries/:delivery_id/retry", handleRetryDelivery(st), user, admin)
 
 	g.GET("/health", handleHealth(st, opts, started, now))
 	// Readiness checks the database only, never the search API or the LLM

@@ -59,6 +59,7 @@ type Store interface {
 	JobStore
 	Analytics
 	Exporter
+	WebhookDeliveries
 }
 
 // Options are the settings the HTTP layer needs.

@@ -146,7 +146,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 	var st *store.Store
 	if o.storeLogs {
 		var err error
-		st, err = store.Open(context.Background(), storetest.DSN(t, o.dialect),
+		st, err = store.Open(context.Background(), o.dialect, storetest.DSN(t, o.dialect),
 			store.Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: time.Minute}, logger, clk.Now)
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,9 @@
 //     finish (bounded by the shutdown context), reports the companies not
 //     started as not analysed, and fails the unfinished jobs with the
 //     reason, so clients are not left waiting for the lease to expire.
+//   - A job belongs to the user who submitted it (Job.UserID), and every
+//     analysis it stores records that user as requested_by. Who may read
+//     a job is decided at the HTTP edge (Job.VisibleTo).
 package jobs
 
 import (
@@ -51,19 +54,22 @@ type Store interface {
 	CreateJob(ctx context.Context, j patent.Job, owner string, leaseFor time.Duration) (patent.Job, error)
 	StartJob(ctx context.Context, id, owner string, leaseFor time.Duration) error
 	JobProgress(ctx context.Context, id, owner string, completed int, leaseFor time.Duration) error
-	FinishJob(ctx context.Context, id, owner, status string, result *patent.BatchResult, errMsg string) error
+	FinishJob(ctx context.Context, id, owner, status string, result *patent.BatchResult, errMsg string, compose patent.Deliveries[patent.Job]) error
 	RenewLeases(ctx context.Context, owner string, leaseFor time.Duration) (int64, error)
 	FailExpiredJobs(ctx context.Context, reason string) (int64, error)
 }
 
 // Batcher analyses a batch; *analysis.Analyzer implements it.
 type Batcher interface {
-	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, model string,
+	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions,
 		quit <-chan struct{}, progress func(done int)) patent.BatchResult
 }
 
-// Notifier is told when a job ends (webhooks); may be nil.
-type Notifier func(j patent.Job)
+// Notifier composes the webhook deliveries of a job that ended; the store
+// keeps them in the transaction that records the end (decisions.md: a job
+// end and its deliveries commit together). It may be nil (no webhooks). It
+// is called with the job as stored, before the end commits.
+type Notifier = patent.Deliveries[patent.Job]
 
 // Runner accepts and runs jobs. It is safe for concurrent use.
 type Runner struct {
@@ -108,9 +114,10 @@ func OwnerID() string {
 // Owner is this process's lease id.
 func (r *Runner) Owner() string { return r.owner }
 
-// Submit stores a pending job for companies and starts it in the
-// background.
-func (r *Runner) Submit(ctx context.Context, companies []patent.CompanyName, workers int, model string) (patent.Job, error) {
+// Submit stores a pending job of user userID for companies and starts it
+// in the background. The job belongs to that user, and the analyses it
+// stores record the user as requested_by (decisions.md).
+func (r *Runner) Submit(ctx context.Context, userID int64, companies []patent.CompanyName, workers int, model string) (patent.Job, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
@@ -126,7 +133,7 @@ func (r *Runner) Submit(ctx context.Context, companies []patent.CompanyName, wor
 	if err != nil {
 		return patent.Job{}, err
 	}
-	j, err := r.store.CreateJob(ctx, patent.Job{ID: id.String(), Companies: names, MaxWorkers: workers, Model: model}, r.owner, LeaseFor)
+	j, err := r.store.CreateJob(ctx, patent.Job{ID: id.String(), UserID: userID, Companies: names, MaxWorkers: workers, Model: model}, r.owner, LeaseFor)
 	if err != nil {
 		return patent.Job{}, err
 	}
@@ -150,7 +157,8 @@ func (r *Runner) run(j patent.Job, companies []patent.CompanyName) {
 		return
 	}
 	log.Info("job started", "companies", len(companies))
-	result := r.batch.AnalyzeBatch(r.ctx, companies, j.MaxWorkers, j.Model, r.quit, func(done int) {
+	opts := patent.AnalyzeOptions{Model: j.Model, RequestedBy: patent.RequesterID(j.UserID)}
+	result := r.batch.AnalyzeBatch(r.ctx, companies, j.MaxWorkers, opts, r.quit, func(done int) {
 		if err := r.store.JobProgress(r.ctx, j.ID, r.owner, done, LeaseFor); err != nil {
 			log.Warn("job progress not recorded", "err", err.Error())
 		}
@@ -167,21 +175,11 @@ func (r *Runner) finish(j patent.Job, status string, result *patent.BatchResult,
 	// A context of its own: the job's may be cancelled by now.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), finishTimeout)
 	defer cancel()
-	if err := r.store.FinishJob(ctx, j.ID, r.owner, status, result, msg); err != nil {
+	if err := r.store.FinishJob(ctx, j.ID, r.owner, status, result, msg, r.notify); err != nil {
 		log.Warn("job end not recorded", "status", status, "err", err.Error())
 		return
 	}
 	log.Info("job finished", "status", status)
-	if r.notify != nil {
-		j.Status, j.Result = status, result
-		if msg != "" {
-			j.Error = &msg
-		}
-		if result != nil {
-			j.Completed = len(result.Results)
-		}
-		r.notify(j)
-	}
 }
 
 // Run renews this process's leases and fails other processes' expired

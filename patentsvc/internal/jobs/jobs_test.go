@@ -28,11 +28,11 @@ type gateBatcher struct {
 
 var _ jobs.Batcher = (*gateBatcher)(nil)
 
-func (g *gateBatcher) AnalyzeBatch(_ context.Context, names []patent.CompanyName, _ int, model string, quit <-chan struct{}, progress func(int)) patent.BatchResult {
+func (g *gateBatcher) AnalyzeBatch(_ context.Context, names []patent.CompanyName, _ int, opts patent.AnalyzeOptions, quit <-chan struct{}, progress func(int)) patent.BatchResult {
 	g.mu.Lock()
 	g.calls++
 	g.mu.Unlock()
-	res := patent.BatchResult{Model: model}
+	res := patent.BatchResult{Model: opts.Model}
 	for i, n := range names {
 		select {
 		case <-quit:
@@ -68,9 +68,14 @@ func TestLifecycle(t *testing.T) {
 	g := &gateBatcher{release: make(chan struct{})}
 	var notified []patent.Job
 	var mu sync.Mutex
-	r := jobs.NewRunner(t.Context(), st, g, "proc-1", 1, func(j patent.Job) { mu.Lock(); notified = append(notified, j); mu.Unlock() }, slog.New(slog.DiscardHandler))
+	r := jobs.NewRunner(t.Context(), st, g, "proc-1", 1, func(j patent.Job) ([]patent.Delivery, error) {
+		mu.Lock()
+		notified = append(notified, j)
+		mu.Unlock()
+		return nil, nil
+	}, slog.New(slog.DiscardHandler))
 
-	j, err := r.Submit(ctx, []patent.CompanyName{"Acme", "Beta"}, 2, "openai/gpt-4o-mini")
+	j, err := r.Submit(ctx, 1, []patent.CompanyName{"Acme", "Beta"}, 2, "openai/gpt-4o-mini")
 	if err != nil || j.Status != patent.JobPending || j.Total != 2 || j.ID == "" {
 		t.Fatalf("Submit = %+v, %v", j, err)
 	}
@@ -103,7 +108,7 @@ func TestLifecycle(t *testing.T) {
 	if len(notified) != 1 || notified[0].Status != patent.JobCompleted || notified[0].ID != j.ID {
 		t.Errorf("notifications = %+v", notified)
 	}
-	if _, err := r.Submit(ctx, []patent.CompanyName{"Acme"}, 1, "m"); !errors.Is(err, jobs.ErrShuttingDown) {
+	if _, err := r.Submit(ctx, 1, []patent.CompanyName{"Acme"}, 1, "m"); !errors.Is(err, jobs.ErrShuttingDown) {
 		t.Errorf("Submit after shutdown = %v", err)
 	}
 }
@@ -153,11 +158,11 @@ func TestShutdown(t *testing.T) {
 	st := storetest.Open(t, store.SQLite, time.Now)
 	g := &gateBatcher{release: make(chan struct{})}
 	r := jobs.NewRunner(t.Context(), st, g, "proc-3", 1, nil, slog.New(slog.DiscardHandler))
-	running, _ := r.Submit(ctx, []patent.CompanyName{"Acme", "Beta"}, 1, "m")
+	running, _ := r.Submit(ctx, 1, []patent.CompanyName{"Acme", "Beta"}, 1, "m")
 	// The first job holds the only slot before the second is submitted:
 	// submitted together, either could take it first.
 	waitStatus(t, st, running.ID, patent.JobRunning)
-	waiting, _ := r.Submit(ctx, []patent.CompanyName{"Gamma"}, 1, "m") // waits for the only slot
+	waiting, _ := r.Submit(ctx, 1, []patent.CompanyName{"Gamma"}, 1, "m") // waits for the only slot
 
 	shut := make(chan error, 1)
 	go func() { shut <- r.Shutdown(ctx) }()
@@ -177,7 +182,9 @@ func TestShutdown(t *testing.T) {
 	}
 }
 
-// TestRealPipeline runs a job through the real analyzer and fakes.
+// TestRealPipeline runs a job through the real analyzer and fakes: the job
+// keeps its submitter, and the analyses it stores record the submitter as
+// requested_by.
 func TestRealPipeline(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
@@ -185,13 +192,20 @@ func TestRealPipeline(t *testing.T) {
 			w := analysistest.NewWorld(t, st)
 			w.Company("Acme Corp", 2)
 			r := jobs.NewRunner(t.Context(), st, w.Analyzer(nil), "proc-4", 2, nil, slog.New(slog.DiscardHandler))
-			j, err := r.Submit(ctx, []patent.CompanyName{"Acme Corp", "Nobody Inc"}, 2, "openai/gpt-4o-mini")
+			j, err := r.Submit(ctx, 42, []patent.CompanyName{"Acme Corp", "Nobody Inc"}, 2, "openai/gpt-4o-mini")
 			if err != nil {
 				t.Fatal(err)
 			}
 			done := waitStatus(t, st, j.ID, patent.JobCompleted)
 			if done.Result == nil || done.Result.Summary.Successful != 1 || done.Result.Summary.Failed != 1 || done.Progress() != 1 {
 				t.Errorf("job = %+v result %+v", done, done.Result)
+			}
+			if j.UserID != 42 || done.UserID != 42 {
+				t.Errorf("job user = %d (submitted), %d (stored), want 42", j.UserID, done.UserID)
+			}
+			recs := analysistest.Analyses(t, st)
+			if len(recs) != 1 || recs[0].RequestedBy != "42" {
+				t.Errorf("stored analyses = %+v, want one requested by \"42\"", recs)
 			}
 			r.Shutdown(ctx)
 		})

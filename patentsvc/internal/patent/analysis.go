@@ -1,6 +1,9 @@
 package patent
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Analysis types (decisions.md, "Analysis storage").
 const (
@@ -70,6 +73,10 @@ type AnalysisRecord struct {
 	PromptTokens     int
 	CompletionTokens int
 	Timestamp        time.Time
+	// RequestedBy is the id (as text) of the user whose request stored
+	// the analysis, "" when none did (scheduled runs). Analyses are shared
+	// whoever asked: it records, it does not restrict (decisions.md).
+	RequestedBy string
 }
 
 // Job statuses.
@@ -89,9 +96,12 @@ func ParseJobStatus(s string) (string, error) {
 	return "", Invalidf("status must be pending, running, completed or failed")
 }
 
-// Job is an asynchronous batch.
+// Job is an asynchronous batch. It belongs to the user who submitted it.
 type Job struct {
-	ID         string
+	ID string
+	// UserID is the submitter; 0 for jobs stored before jobs had owners.
+	// It outlives the user's deletion (user ids are never reused).
+	UserID     int64
 	Status     string
 	Total      int
 	Completed  int
@@ -102,6 +112,21 @@ type Job struct {
 	Error      *string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+}
+
+// VisibleTo reports whether u may see the job: admins see every job, a
+// user only their own. A job another user cannot see is, to them, a job
+// that does not exist (404, never 403: decisions.md).
+func (j Job) VisibleTo(u User) bool {
+	return u.Role == RoleAdmin || (j.UserID != 0 && j.UserID == u.ID)
+}
+
+// JobFilter selects the jobs a listing returns.
+type JobFilter struct {
+	// Status is one of the job statuses, or "" for all.
+	Status string
+	// UserID keeps only this user's jobs; 0 keeps every user's.
+	UserID int64
 }
 
 // Progress is the share of companies done, 0 to 1.
@@ -130,6 +155,19 @@ type AnalyzeOptions struct {
 	// Fresh bypasses the search and LLM caches (scheduled runs); answers
 	// are still stored.
 	Fresh bool
+	// RequestedBy is recorded in the stored analysis
+	// (AnalysisRecord.RequestedBy): RequesterID of the user asking, ""
+	// for scheduled runs.
+	RequestedBy string
+}
+
+// RequesterID is a user id as AnalysisRecord.RequestedBy records it: the
+// decimal id, or "" for 0 (no user).
+func RequesterID(userID int64) string {
+	if userID == 0 {
+		return ""
+	}
+	return strconv.FormatInt(userID, 10)
 }
 
 // PatentAnalysis is the outcome of analysing one patent.

@@ -31,6 +31,10 @@ type User struct {
 	Role         Role
 	PasswordHash []byte
 	CreatedAt    time.Time
+	// TokenVersion is raised to revoke every access token the user holds
+	// (a refresh-token replay); access tokens carry the version they were
+	// issued under.
+	TokenVersion int
 }
 
 // Password length limits in bytes (bcrypt reads at most 72).

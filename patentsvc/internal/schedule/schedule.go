@@ -45,7 +45,9 @@ type Store interface {
 	ClaimDue(ctx context.Context, limit int, hold time.Duration) ([]patent.TrackedCompany, error)
 	RecordRun(ctx context.Context, id int64, count int, at, next time.Time) error
 	Reschedule(ctx context.Context, id int64, next time.Time) error
-	CreateAlert(ctx context.Context, a patent.Alert) (patent.Alert, error)
+	// CreateAlert stores an alert and, in the same transaction, the
+	// webhook deliveries compose returns for it (nil: none).
+	CreateAlert(ctx context.Context, a patent.Alert, compose patent.Deliveries[patent.Alert]) (patent.Alert, error)
 }
 
 // Analyzer analyses a company; *analysis.Analyzer implements it.
@@ -91,8 +93,11 @@ func DefaultTick(interval time.Duration) time.Duration {
 	return min(max(interval/4, time.Second), time.Minute)
 }
 
-// AlertFunc is told of every stored alert (webhooks); may be nil.
-type AlertFunc func(patent.Alert)
+// AlertFunc composes the webhook deliveries of an alert; the store keeps
+// them in the alert's own transaction (decisions.md: an alert is never
+// committed without its deliveries, nor a delivery without its alert). It
+// may be nil (no webhooks). It is called before the alert commits.
+type AlertFunc = patent.Deliveries[patent.Alert]
 
 // Scheduler runs the schedule.
 type Scheduler struct {
@@ -309,15 +314,12 @@ func (s *Scheduler) run(c patent.TrackedCompany) {
 	if !ok {
 		return
 	}
-	stored, err := s.store.CreateAlert(wctx, alert)
+	stored, err := s.store.CreateAlert(wctx, alert, s.onAlert)
 	if err != nil {
 		log.Error("storing an alert failed", "err", err.Error())
 		return
 	}
 	log.Info("patent count alert", "message", stored.Message)
-	if s.onAlert != nil {
-		s.onAlert(stored)
-	}
 }
 
 func errText(e *string) string {

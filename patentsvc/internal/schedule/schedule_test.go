@@ -71,7 +71,7 @@ func TestAlertRule(t *testing.T) {
 	fake := newFake()
 	var alerts []patent.Alert
 	sched, err := schedule.New(t.Context(), schedule.Config{Interval: 36 * time.Second, Threshold: 20}, st, fake, st.Elector(),
-		func(a patent.Alert) { alerts = append(alerts, a) }, slog.New(slog.DiscardHandler), clk.Now)
+		func(a patent.Alert) ([]patent.Delivery, error) { alerts = append(alerts, a); return nil, nil }, slog.New(slog.DiscardHandler), clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestAlertRule(t *testing.T) {
 func TestLeaderElection(t *testing.T) {
 	dsn := storetest.DSN(t, store.Postgres)
 	open := func() *store.Store {
-		s, err := store.Open(ctx, dsn, store.Pool{MaxOpen: 4, MaxIdle: 2, MaxLifetime: time.Minute}, slog.New(slog.DiscardHandler), time.Now)
+		s, err := store.Open(ctx, store.Postgres, dsn, store.Pool{MaxOpen: 4, MaxIdle: 2, MaxLifetime: time.Minute}, slog.New(slog.DiscardHandler), time.Now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestClaimsNeverOverlap(t *testing.T) {
 				pools = 1 // SQLite is one process's file; its writers queue
 			}
 			for range pools {
-				s, err := store.Open(ctx, dsn, store.Pool{MaxOpen: 4, MaxIdle: 2, MaxLifetime: time.Minute}, slog.New(slog.DiscardHandler), time.Now)
+				s, err := store.Open(ctx, d, dsn, store.Pool{MaxOpen: 4, MaxIdle: 2, MaxLifetime: time.Minute}, slog.New(slog.DiscardHandler), time.Now)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -250,7 +250,7 @@ func TestShortInterval(t *testing.T) {
 	fake.set("Acme", 10)
 	alerts := make(chan patent.Alert, 4)
 	sched, err := schedule.New(t.Context(), schedule.Config{Interval: 300 * time.Millisecond, Threshold: 20, Tick: 50 * time.Millisecond},
-		st, fake, st.Elector(), func(a patent.Alert) { alerts <- a }, slog.New(slog.DiscardHandler), time.Now)
+		st, fake, st.Elector(), func(a patent.Alert) ([]patent.Delivery, error) { alerts <- a; return nil, nil }, slog.New(slog.DiscardHandler), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

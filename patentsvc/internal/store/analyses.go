@@ -22,6 +22,7 @@ type analysisRow struct {
 	PromptTokens     int
 	CompletionTokens int
 	AnalyzedAt       time.Time
+	RequestedBy      *string
 }
 
 func (analysisRow) TableName() string { return "analyses" }
@@ -29,7 +30,8 @@ func (analysisRow) TableName() string { return "analyses" }
 func (r analysisRow) toDomain() patent.AnalysisRecord {
 	return patent.AnalysisRecord{ID: r.ID, CompanyName: deref(r.CompanyName), AnalysisType: r.AnalysisType,
 		PatentID: deref(r.PatentID), Model: deref(r.Model), Response: deref(r.Response), Cached: r.Cached,
-		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Timestamp: r.AnalyzedAt.UTC()}
+		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Timestamp: r.AnalyzedAt.UTC(),
+		RequestedBy: deref(r.RequestedBy)}
 }
 
 // CreateAnalysis stores an analysis, stamped now unless it carries a time.
@@ -40,7 +42,7 @@ func (s *Store) CreateAnalysis(ctx context.Context, a patent.AnalysisRecord) (pa
 	}
 	row := analysisRow{CompanyName: opt(a.CompanyName), AnalysisType: a.AnalysisType, PatentID: opt(a.PatentID),
 		Model: opt(a.Model), Response: opt(a.Response), Cached: a.Cached, PromptTokens: a.PromptTokens,
-		CompletionTokens: a.CompletionTokens, AnalyzedAt: utc(at)}
+		CompletionTokens: a.CompletionTokens, AnalyzedAt: utc(at), RequestedBy: opt(a.RequestedBy)}
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return patent.AnalysisRecord{}, fmt.Errorf("store analysis: %w", err)
 	}
@@ -95,4 +97,19 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// optID is a user id as a nullable column: 0 (none) is NULL.
+func optID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}
+
+func derefID(id *int64) int64 {
+	if id == nil {
+		return 0
+	}
+	return *id
 }

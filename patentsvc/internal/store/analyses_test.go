@@ -223,14 +223,14 @@ func TestJobs(t *testing.T) {
 			t.Fatalf("Job = %+v", got)
 		}
 		res := &patent.BatchResult{Model: "m", Results: []patent.CompanyAnalysis{{CompanyName: "Acme", Success: true}, {CompanyName: "IBM"}}}
-		if err := s.FinishJob(ctx, "job-1", "p1", patent.JobCompleted, res, ""); err != nil {
+		if err := s.FinishJob(ctx, "job-1", "p1", patent.JobCompleted, res, "", nil); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = s.Job(ctx, "job-1")
 		if got.Status != patent.JobCompleted || got.Result == nil || len(got.Result.Results) != 2 || got.Completed != 2 {
 			t.Fatalf("finished Job = %+v", got)
 		}
-		if err := s.FinishJob(ctx, "job-1", "p1", patent.JobFailed, nil, "x"); !errors.Is(err, store.ErrLeaseLost) {
+		if err := s.FinishJob(ctx, "job-1", "p1", patent.JobFailed, nil, "x", nil); !errors.Is(err, store.ErrLeaseLost) {
 			t.Fatalf("finishing twice = %v, want ErrLeaseLost", err)
 		}
 		if _, err := s.Job(ctx, "nope"); !errors.Is(err, patent.ErrNotFound) {
@@ -282,7 +282,7 @@ func TestListJobs(t *testing.T) {
 		var ids []string
 		cursor := ""
 		for {
-			page, next, err := s.ListJobs(ctx, "", 2, cursor)
+			page, next, err := s.ListJobs(ctx, patent.JobFilter{}, 2, cursor)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -298,7 +298,7 @@ func TestListJobs(t *testing.T) {
 		if fmt.Sprint(ids) != fmt.Sprint(want) {
 			t.Errorf("paged ids = %v, want %v (ties broken by id, descending)", ids, want)
 		}
-		running, next, _ := s.ListJobs(ctx, patent.JobRunning, 50, "")
+		running, next, _ := s.ListJobs(ctx, patent.JobFilter{Status: patent.JobRunning}, 50, "")
 		if len(running) != 1 || running[0].ID != "job-2" || next != "" {
 			t.Errorf("status filter = %v, next %q", running, next)
 		}

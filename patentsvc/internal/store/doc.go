@@ -17,6 +17,12 @@
 //     of one client with a transaction-scoped advisory lock on PostgreSQL,
 //     so a limit is exact across replicas; its hits table is UNLOGGED
 //     (short-lived rows; a crash empties it).
+//   - Webhook deliveries (webhook_deliveries) are inserted only inside
+//     the transaction that stores their alert (CreateAlert) or job end
+//     (FinishJob), from the composer the caller passes; they are claimed
+//     like tracked companies (FOR UPDATE SKIP LOCKED on PostgreSQL, a
+//     claimed_until lease everywhere), and an attempt is recorded only by
+//     the claim's holder (ErrClaimLost otherwise).
 //   - Every method takes the context of the request or job it serves;
 //     driver errors become the patent package's sentinels here (duplicate
 //     key: patent.ErrConflict; no row: patent.ErrNotFound).

@@ -14,6 +14,7 @@ import (
 
 type jobRow struct {
 	ID             string `gorm:"primaryKey"`
+	UserID         *int64
 	Status         string
 	Total          int
 	Completed      int
@@ -36,7 +37,7 @@ type jobRequest struct {
 }
 
 func (r jobRow) toDomain() (patent.Job, error) {
-	j := patent.Job{ID: r.ID, Status: r.Status, Total: r.Total, Completed: r.Completed, Model: deref(r.Model),
+	j := patent.Job{ID: r.ID, UserID: derefID(r.UserID), Status: r.Status, Total: r.Total, Completed: r.Completed, Model: deref(r.Model),
 		Error: r.Error, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	var req jobRequest
 	if err := json.Unmarshal([]byte(r.Request), &req); err != nil {
@@ -53,7 +54,7 @@ func (r jobRow) toDomain() (patent.Job, error) {
 	return j, nil
 }
 
-// CreateJob stores a pending job held by owner for leaseFor.
+// CreateJob stores a pending job of j.UserID held by owner for leaseFor.
 func (s *Store) CreateJob(ctx context.Context, j patent.Job, owner string, leaseFor time.Duration) (patent.Job, error) {
 	req, err := json.Marshal(jobRequest{Companies: j.Companies, MaxWorkers: j.MaxWorkers})
 	if err != nil {
@@ -61,7 +62,7 @@ func (s *Store) CreateJob(ctx context.Context, j patent.Job, owner string, lease
 	}
 	now := utc(s.now())
 	exp := now.Add(leaseFor)
-	row := jobRow{ID: j.ID, Status: patent.JobPending, Total: len(j.Companies), Model: opt(j.Model), Request: string(req),
+	row := jobRow{ID: j.ID, UserID: optID(j.UserID), Status: patent.JobPending, Total: len(j.Companies), Model: opt(j.Model), Request: string(req),
 		LeaseOwner: &owner, LeaseExpiresAt: &exp, CreatedAt: now, UpdatedAt: now}
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return patent.Job{}, fmt.Errorf("create job: %w", translate(err, patent.ErrNotFound, patent.ErrConflict))
@@ -78,12 +79,16 @@ func (s *Store) Job(ctx context.Context, id string) (patent.Job, error) {
 	return row.toDomain()
 }
 
-// ListJobs returns a page of jobs, newest first (ties broken by id,
-// descending), optionally of one status. next is empty on the last page.
-func (s *Store) ListJobs(ctx context.Context, status string, limit int, after string) ([]patent.Job, string, error) {
+// ListJobs returns a page of the jobs f selects (of one status, of one
+// user), newest first (ties broken by id, descending). next is empty on
+// the last page.
+func (s *Store) ListJobs(ctx context.Context, f patent.JobFilter, limit int, after string) ([]patent.Job, string, error) {
 	q := s.db.WithContext(ctx).Model(&jobRow{})
-	if status != "" {
-		q = q.Where("status = ?", status)
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.UserID != 0 {
+		q = q.Where("user_id = ?", f.UserID)
 	}
 	if c, ok := decodeCursor(after); ok {
 		q = q.Where("(created_at, id) < (?, ?)", c.at, c.id)
@@ -146,8 +151,12 @@ func (s *Store) JobProgress(ctx context.Context, id, owner string, completed int
 }
 
 // FinishJob ends a held job: completed with its result, or failed with an
-// error (and the partial result, if any). The lease is released.
-func (s *Store) FinishJob(ctx context.Context, id, owner, status string, result *patent.BatchResult, errMsg string) error {
+// error (and the partial result, if any). The lease is released. In the
+// same transaction it stores the webhook deliveries that compose returns
+// for the finished job (decisions.md: a job end and its deliveries commit
+// together); compose may be nil. Returns ErrLeaseLost when owner no longer
+// holds the job.
+func (s *Store) FinishJob(ctx context.Context, id, owner, status string, result *patent.BatchResult, errMsg string, compose patent.Deliveries[patent.Job]) error {
 	values := map[string]any{"status": status, "lease_owner": nil, "lease_expires_at": nil, "updated_at": utc(s.now())}
 	if result != nil {
 		b, err := json.Marshal(result)
@@ -160,14 +169,31 @@ func (s *Store) FinishJob(ctx context.Context, id, owner, status string, result 
 	if errMsg != "" {
 		values["error"] = errMsg
 	}
-	res := s.db.WithContext(ctx).Model(&jobRow{}).
-		Where("id = ? AND lease_owner = ? AND status IN ?", id, owner, []string{patent.JobPending, patent.JobRunning}).
-		Updates(values)
-	if res.Error != nil {
-		return fmt.Errorf("finish job %s: %w", id, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("finish job %s: %w", id, ErrLeaseLost)
+	err := s.inTx(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&jobRow{}).
+			Where("id = ? AND lease_owner = ? AND status IN ?", id, owner, []string{patent.JobPending, patent.JobRunning}).
+			Updates(values)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrLeaseLost
+		}
+		if compose == nil {
+			return nil
+		}
+		var row jobRow
+		if err := tx.Take(&row, "id = ?", id).Error; err != nil {
+			return err
+		}
+		j, err := row.toDomain()
+		if err != nil {
+			return err
+		}
+		return withDeliveries(s, tx, compose, j)
+	})
+	if err != nil {
+		return fmt.Errorf("finish job %s: %w", id, err)
 	}
 	return nil
 }

@@ -86,7 +86,7 @@ func TestRateWindowsExactAcrossReplicas(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			dsn := storetest.DSN(t, d)
-			replicas := []*store.RateWindows{mustOpen(t, dsn).RateWindows(), mustOpen(t, dsn).RateWindows()}
+			replicas := []*store.RateWindows{mustOpen(t, d, dsn).RateWindows(), mustOpen(t, d, dsn).RateWindows()}
 			now := time.Now()
 			var allowed, failed atomic.Int32
 			var wg sync.WaitGroup

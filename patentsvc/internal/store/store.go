@@ -39,28 +39,24 @@ type Store struct {
 	now     func() time.Time
 }
 
-// IsPostgres reports whether dsn names a PostgreSQL database.
-func IsPostgres(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
-}
-
-// Open connects to dsn (a postgres:// URL, or an SQLite file path whose
-// directory is created if missing), applies pending migrations and returns
-// the store. now is the clock for the timestamps the store writes.
-func Open(ctx context.Context, dsn string, pool Pool, logger *slog.Logger, now func() time.Time) (*Store, error) {
+// Open connects to the database of dialect (Postgres: a postgres:// URL or
+// a libpq key=value DSN; SQLite: a file path, with or without a sqlite: or
+// file: prefix, whose directory is created if missing), applies pending
+// migrations and returns the store. The caller decides the dialect
+// (config reads DATABASE_URL); Open never guesses it from the DSN. now is
+// the clock for the timestamps the store writes.
+func Open(ctx context.Context, dialect, dsn string, pool Pool, logger *slog.Logger, now func() time.Time) (*Store, error) {
 	cfg := &gorm.Config{
 		Logger:                                   newGormLogger(logger),
 		TranslateError:                           true,
 		NowFunc:                                  func() time.Time { return utc(now()) },
 		DisableForeignKeyConstraintWhenMigrating: true,
 	}
-	var (
-		dialector gorm.Dialector
-		dialect   string
-	)
-	if IsPostgres(dsn) {
-		dialector, dialect = postgres.Open(dsn), Postgres
-	} else {
+	var dialector gorm.Dialector
+	switch dialect {
+	case Postgres:
+		dialector = postgres.Open(dsn)
+	case SQLite:
 		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
 		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 			return nil, fmt.Errorf("store: create directory: %w", err)
@@ -71,7 +67,9 @@ func Open(ctx context.Context, dsn string, pool Pool, logger *slog.Logger, now f
 		// DEFERRED and concurrent writers failing with SQLITE_BUSY.
 		dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
 			"&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		dialector, dialect = sqlite.Open(dsn), SQLite
+		dialector = sqlite.Open(dsn)
+	default:
+		return nil, fmt.Errorf("store: unknown dialect %q", dialect)
 	}
 	db, err := gorm.Open(dialector, cfg)
 	if err != nil {

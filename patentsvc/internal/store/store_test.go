@@ -23,7 +23,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 			if d == store.SQLite {
 				// SQLite is one process's file: it is created (and switched
 				// to WAL) once, then opened again.
-				mustOpen(t, dsn).Close()
+				mustOpen(t, d, dsn).Close()
 			}
 			// Several replicas starting at once: every Open applies or
 			// finds the migrations, none fails.
@@ -31,7 +31,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 			errs := make(chan error, 4)
 			for range 4 {
 				wg.Go(func() {
-					s, err := store.Open(ctx, dsn, store.Pool{MaxOpen: 4, MaxIdle: 1, MaxLifetime: time.Minute}, discard(), time.Now)
+					s, err := store.Open(ctx, d, dsn, store.Pool{MaxOpen: 4, MaxIdle: 1, MaxLifetime: time.Minute}, discard(), time.Now)
 					if err == nil {
 						err = s.Close()
 					}
@@ -45,7 +45,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 					t.Fatalf("concurrent Open: %v", err)
 				}
 			}
-			s := mustOpen(t, dsn)
+			s := mustOpen(t, d, dsn)
 			if s.Dialect() != d {
 				t.Errorf("Dialect() = %s, want %s", s.Dialect(), d)
 			}
@@ -263,7 +263,7 @@ func TestAlertsNewestFirst(t *testing.T) {
 			for i, at := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, -time.Hour, 4 * time.Second} {
 				clock = base.Add(at)
 				if _, err := s.CreateAlert(ctx, patent.Alert{CompanyName: "Acme", AlertType: patent.AlertTypePatentCountChange,
-					Message: fmt.Sprintf("alert %d", i), OldValue: 10, NewValue: float64(10 + i)}); err != nil {
+					Message: fmt.Sprintf("alert %d", i), OldValue: 10, NewValue: float64(10 + i)}, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -285,9 +285,9 @@ func TestAlertsNewestFirst(t *testing.T) {
 	}
 }
 
-func mustOpen(t *testing.T, dsn string) *store.Store {
+func mustOpen(t *testing.T, dialect, dsn string) *store.Store {
 	t.Helper()
-	s, err := store.Open(ctx, dsn, store.Pool{MaxOpen: 4, MaxIdle: 1, MaxLifetime: time.Minute}, discard(), time.Now)
+	s, err := store.Open(ctx, dialect, dsn, store.Pool{MaxOpen: 4, MaxIdle: 1, MaxLifetime: time.Minute}, discard(), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

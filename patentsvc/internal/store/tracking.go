@@ -145,11 +145,20 @@ func (r alertRow) toDomain() patent.Alert {
 		OldValue: r.OldValue, NewValue: r.NewValue, CreatedAt: r.CreatedAt.UTC()}
 }
 
-// CreateAlert stores an alert stamped now and returns it.
-func (s *Store) CreateAlert(ctx context.Context, a patent.Alert) (patent.Alert, error) {
+// CreateAlert stores an alert stamped now, and in the same transaction the
+// webhook deliveries that compose returns for it (decisions.md: an alert
+// is never committed without its deliveries, nor a delivery without its
+// alert), and returns the alert. compose may be nil (no webhooks).
+func (s *Store) CreateAlert(ctx context.Context, a patent.Alert, compose patent.Deliveries[patent.Alert]) (patent.Alert, error) {
 	row := alertRow{CompanyName: a.CompanyName, AlertType: a.AlertType, Message: a.Message,
 		OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: utc(s.now())}
-	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+	err := s.inTx(ctx, func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		return withDeliveries(s, tx, compose, row.toDomain())
+	})
+	if err != nil {
 		return patent.Alert{}, fmt.Errorf("create alert: %w", err)
 	}
 	return row.toDomain(), nil

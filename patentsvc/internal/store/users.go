@@ -19,12 +19,14 @@ type userRow struct {
 	PasswordHash []byte
 	Role         string
 	CreatedAt    time.Time
+	TokenVersion int
 }
 
 func (userRow) TableName() string { return "users" }
 
 func (r userRow) toDomain() patent.User {
-	return patent.User{ID: r.ID, Email: r.Email, Role: patent.Role(r.Role), PasswordHash: r.PasswordHash, CreatedAt: r.CreatedAt.UTC()}
+	return patent.User{ID: r.ID, Email: r.Email, Role: patent.Role(r.Role), PasswordHash: r.PasswordHash,
+		CreatedAt: r.CreatedAt.UTC(), TokenVersion: r.TokenVersion}
 }
 
 type adminClaimRow struct {
@@ -121,7 +123,8 @@ func (s *Store) SetRole(ctx context.Context, id int64, role patent.Role) (patent
 }
 
 // DeleteUser deletes a user and their refresh tokens on behalf of actor.
-// It returns patent.ErrSelfDelete when actor is the user,
+// Their jobs stay, with their user id (jobs.user_id has no foreign key),
+// for admins to see. It returns patent.ErrSelfDelete when actor is the user,
 // patent.ErrNotFound for an unknown user and patent.ErrLastAdmin for the
 // last admin.
 func (s *Store) DeleteUser(ctx context.Context, actor, id int64) error {
@@ -208,10 +211,10 @@ func (s *Store) UseRefreshToken(ctx context.Context, jti string) (int64, error) 
 		return ErrRefreshReused
 	})
 	if errors.Is(err, ErrRefreshReused) {
-		// Revoke outside the failed exchange, so the revocation commits.
-		if rerr := s.db.WithContext(ctx).Model(&refreshTokenRow{}).
-			Where("user_id = ? AND used_at IS NULL", userID).Update("used_at", now).Error; rerr != nil {
-			return 0, fmt.Errorf("revoke refresh tokens: %w", rerr)
+		// Revoke outside the failed exchange, so the revocation commits:
+		// every refresh token, and every access token (a new version).
+		if rerr := s.revokeTokens(ctx, userID, now); rerr != nil {
+			return 0, fmt.Errorf("revoke tokens: %w", rerr)
 		}
 		return 0, ErrRefreshReused
 	}
@@ -219,6 +222,20 @@ func (s *Store) UseRefreshToken(ctx context.Context, jti string) (int64, error) 
 		return 0, fmt.Errorf("use refresh token: %w", translate(err, patent.ErrNotFound, patent.ErrConflict))
 	}
 	return userID, nil
+}
+
+// revokeTokens ends every token of the user at once: its unused refresh
+// tokens are marked used, and its token version goes up, which every
+// access token issued before no longer matches.
+func (s *Store) revokeTokens(ctx context.Context, userID int64, now time.Time) error {
+	return s.inTx(ctx, func(tx *gorm.DB) error {
+		if err := tx.Model(&refreshTokenRow{}).Where("user_id = ? AND used_at IS NULL", userID).
+			Update("used_at", now).Error; err != nil {
+			return err
+		}
+		return tx.Model(&userRow{}).Where("id = ?", userID).
+			Update("token_version", gorm.Expr("token_version + 1")).Error
+	})
 }
 
 // PruneRefreshTokens deletes refresh tokens that expired before now and

@@ -1,10 +1,13 @@
-// Package webhook delivers the patent analysis service's outbound webhook
-// notifications (job completion and patent-count alerts) to the URLs of
-// WEBHOOK_URLS, in the background.
+// Package webhook composes and delivers the patent analysis service's
+// outbound webhook notifications (job completion and patent-count alerts)
+// to the URLs of WEBHOOK_URLS. Deliveries are durable (decisions.md,
+// issue 10): they are rows of the store, written with the event.
 //
-// Wiring: New once in run(), Run in a background goroutine, Send from jobs
-// and tracking (it never blocks them), Shutdown during shutdown, within
-// SHUTDOWN_TIMEOUT and after the work that sends events has stopped.
+// Wiring: New once in run(); AlertDeliveries and JobDeliveries are handed
+// to the scheduler and the job runner, which pass them to the store, which
+// calls them inside the transaction that stores the alert or the job end
+// and stores what they return there; Run in a background goroutine on
+// every replica; Shutdown during shutdown, within SHUTDOWN_TIMEOUT.
 //
 // # Formats
 //
@@ -32,58 +35,44 @@
 //
 // # Delivery
 //
-//   - Each URL has its own queue (New's queue argument is per URL) and
-//     one worker, so a slow or dead URL only delays its own deliveries,
-//     and deliveries to one URL keep the order of Send (except during
-//     Shutdown, which adds a second worker per URL to flush faster).
-//   - Attempts (4 in decisions.md) are retried on network errors,
-//     per-attempt timeouts, 429 and 5xx, after an exponential wait with
-//     equal jitter: backoff, 2*backoff, 4*backoff, each between half and
-//     all of that. A Retry-After (seconds or HTTP date) on a 429 or 503
-//     lengthens the wait, up to 30 s.
-//   - Success is any 2xx. Redirects are not followed: a 3xx fails, like
-//     other 4xx, without a retry. A 410 means the endpoint is gone (the
-//     Standard Webhooks rule): it is not retried and is logged as such.
-//     The URL stays configured; each later event costs it one request.
-//   - Each delivery logs its outcome once: INFO "webhook delivered" or
-//     WARN "webhook delivery failed" / "webhook endpoint is gone", with
-//     event, event_id, target, entry (the URL's 1-based position in
-//     WEBHOOK_URLS), attempts, status and err. target is only
-//     scheme://host: Slack URLs carry their token in the path and other
-//     URLs may carry one in the query or user info. Errors are stripped of
-//     URLs and addresses. The secret is never logged. Slack's short error
-//     codes (no_service, invalid_payload, ...) are logged as slack_error;
-//     other answer bodies are not logged.
-//   - Send never blocks: an event that does not fit a URL's queue is
-//     dropped for that URL with an ERROR log naming it (event, event_id,
-//     target). Send encodes the event at once, so later changes to Data
-//     are not seen.
+//   - One delivery per (event, URL), each with a webhook-id of its own
+//     ("msg_" + a time-ordered suffix), the body's id too. The body is
+//     encoded once, when the event is stored, so every attempt sends the
+//     same bytes; each attempt gets its own webhook-timestamp and
+//     signature.
+//   - Run claims due deliveries (Config.Poll, and at once when an attempt
+//     ends) for Timeout + 5 s, as many as it has free workers
+//     (Config.Workers), and attempts each. 2xx: delivered. 410: failed at
+//     once (Standard Webhooks: the endpoint is gone). Anything else
+//     (network error, timeout, 3xx: redirects are not followed, 4xx, 5xx):
+//     pending again after the schedule's next wait (Config.Schedule,
+//     WEBHOOK_RETRY_SCHEDULE), or longer when a 429 or 503 says
+//     Retry-After (up to an hour); failed once the schedule is spent.
+//   - Each attempt logs one line: INFO "webhook delivered", WARN "webhook
+//     attempt failed; retrying", "webhook delivery failed" or "webhook
+//     endpoint is gone", with event, event_id, target (scheme://host only:
+//     Slack URLs carry their token in the path, others may in the query
+//     or user info) and attempt. Errors are stripped of URLs and
+//     addresses; answer bodies are not kept, except Slack's short error
+//     codes (no_service, invalid_payload, ...). The secret is never
+//     logged.
+//   - Run prunes delivered rows after DeliveredRetention and failed ones
+//     FailedRetention after their creation, hourly.
 //   - URLs are the operator's configuration, not user input, so no SSRF
 //     filtering is done; redirects are not followed in any case.
 //
 // # Caveats
 //
-//   - Pending deliveries are held in memory only, never persisted.
-//     Shutdown stops accepting events and flushes what is queued or in
-//     flight until its context ends (SHUTDOWN_TIMEOUT); what is still
-//     pending then is dropped, and its count is logged at ERROR. A crash
-//     loses the queue. This is accepted because webhooks are
-//     notifications, not the record: callers store the job (GET
-//     /jobs/{id}) or the alert (the alert list) in the database before
-//     sending its event, so a receiver that missed one can read the state. Durable
-//     delivery would need an outbox table with leases across replicas (and
-//     the Standard Webhooks schedule of retries over days), which this
-//     service does not promise.
-//   - Run's context is not what cuts deliveries short: in run() the
-//     signal ends Run's context before Shutdown is called, and the
-//     deliveries then in flight are what Shutdown must flush. When Run's
-//     context ends, its workers finish the delivery they are on and stop;
-//     what is queued waits for Shutdown, which delivers it whether or not
-//     Run still runs. Only Shutdown's deadline cuts a delivery.
 //   - Delivery is at least once: a receiver that timed out but had
-//     processed the request gets it again with the same id.
-//   - With one worker per URL, a dead URL holds its queue for up to
-//     attempts × timeout plus the waits per event; its queue then fills
-//     and further events for it are dropped with a log, which bounds
-//     memory.
+//     processed the request, or a process killed during an attempt (its
+//     claim lapses and another replica, or the restarted process, sends
+//     again), gets it again with the same id.
+//   - Attempts run concurrently, so deliveries to one URL may arrive out
+//     of order.
+//   - Run stops claiming when its context ends (the signal); attempts in
+//     flight go on until Shutdown's deadline, which cancels them and hands
+//     their claims back (each write within a second). What was not
+//     attempted stays stored for the next process.
+//   - A row keeps its URL: removing a URL from WEBHOOK_URLS does not stop
+//     the deliveries already stored for it.
 package webhook

@@ -3,6 +3,8 @@ package webhook
 import (
 	"net/http"
 	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 // SetTransport replaces d's HTTP transport. Tests route Slack-looking URLs
@@ -10,6 +12,12 @@ import (
 // so that format detection runs on the real URL.
 func SetTransport(d *Dispatcher, rt http.RoundTripper) { d.client.Transport = rt }
 
-// SetClock replaces d's clock (webhook-timestamp, default event times).
-// Call it before Send and Run.
+// SetClock replaces d's clock (webhook-timestamp, event times, retry
+// times). Call it before Run.
 func SetClock(d *Dispatcher, now func() time.Time) { d.now = now }
+
+// Compose composes e's deliveries as AlertDeliveries and JobDeliveries do.
+func Compose(d *Dispatcher, e Event) ([]patent.Delivery, error) { return d.compose(e) }
+
+// StoreOf returns the store d delivers from.
+func StoreOf(d *Dispatcher) Store { return d.store }

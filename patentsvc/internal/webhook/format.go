@@ -43,7 +43,7 @@ func genericBody(e Event) ([]byte, error) {
 		ID        string `json:"id"`
 		Timestamp string `json:"timestamp"`
 		Data      any    `json:"data"`
-	}{e.Type, e.ID, e.Timestamp.UTC().Format(time.RFC3339Nano), data})
+	}{e.Type, e.id, e.Timestamp.UTC().Format(time.RFC3339Nano), data})
 	if err != nil {
 		return nil, fmt.Errorf("encode event data: %w", err)
 	}
@@ -97,7 +97,7 @@ func slackBody(e Event) ([]byte, error) {
 		blocks = append(blocks, b)
 		shown = shown[n:]
 	}
-	ctx := fmt.Sprintf("Event %s at %s", e.ID, e.Timestamp.UTC().Format(time.RFC3339))
+	ctx := fmt.Sprintf("Event %s at %s", e.id, e.Timestamp.UTC().Format(time.RFC3339))
 	if left := len(e.Fields) - room; left > 0 {
 		ctx += fmt.Sprintf(" (%d more fields not shown)", left)
 	}

@@ -13,12 +13,118 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
 )
 
-// fastBackoff keeps retry tests quick; the waits themselves are unit-tested
-// in webhook_internal_test.go.
-const fastBackoff = 5 * time.Millisecond
+// fastSchedule keeps retry tests quick: 4 attempts, 5 ms apart.
+var fastSchedule = []time.Duration{5 * time.Millisecond, 5 * time.Millisecond, 5 * time.Millisecond}
+
+// newDispatcher returns a dispatcher for urls on an in-memory store, with
+// fastSchedule and a 10 ms poll; run starts it.
+func newDispatcher(tb testing.TB, urls []string, secret string, logger *slog.Logger) *webhook.Dispatcher {
+	tb.Helper()
+	return webhook.New(context.Background(), webhook.Config{URLs: urls, Secret: secret, Timeout: 5 * time.Second,
+		Schedule: fastSchedule, Owner: "test", Poll: 10 * time.Millisecond}, newMemStore(), logger)
+}
+
+// send composes e's deliveries and stores them in d's in-memory store.
+func send(tb testing.TB, d *webhook.Dispatcher, e webhook.Event) []patent.Delivery {
+	tb.Helper()
+	ds, err := webhook.Compose(d, e)
+	if err != nil {
+		tb.Fatalf("compose %s: %v", e.Type, err)
+	}
+	webhook.StoreOf(d).(*memStore).add(ds)
+	return ds
+}
+
+// memStore is webhook.Store in memory, with the claim rules of the real
+// one (store.ClaimDeliveries), for tests that need no database.
+type memStore struct {
+	mu   sync.Mutex
+	rows map[string]*memRow
+	seq  []string // insertion order
+}
+
+type memRow struct {
+	d            patent.Delivery
+	claimedBy    string
+	claimedUntil time.Time
+}
+
+var _ webhook.Store = (*memStore)(nil)
+
+func newMemStore() *memStore { return &memStore{rows: map[string]*memRow{}} }
+
+func (m *memStore) add(ds []patent.Delivery) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	for _, d := range ds {
+		d.Status, d.NextAttemptAt, d.CreatedAt = patent.DeliveryPending, &now, now
+		m.rows[d.ID] = &memRow{d: d}
+		m.seq = append(m.seq, d.ID)
+	}
+}
+
+func (m *memStore) ClaimDeliveries(_ context.Context, owner string, limit int, lease time.Duration) ([]patent.Delivery, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	var out []patent.Delivery
+	for _, id := range m.seq {
+		r := m.rows[id]
+		if len(out) == limit || r.d.Status != patent.DeliveryPending || r.d.NextAttemptAt.After(now) || r.claimedUntil.After(now) {
+			continue
+		}
+		r.claimedBy, r.claimedUntil = owner, now.Add(lease)
+		out = append(out, r.d)
+	}
+	return out, nil
+}
+
+func (m *memStore) RecordAttempt(_ context.Context, id, owner string, a patent.Attempt) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.rows[id]
+	if r == nil || r.claimedBy != owner || r.d.Status != patent.DeliveryPending {
+		return patent.ErrConflict
+	}
+	r.d.Status, r.d.Attempts, r.claimedBy, r.claimedUntil = a.Status, r.d.Attempts+1, "", time.Time{}
+	next := a.NextAttemptAt
+	r.d.NextAttemptAt = &next
+	if a.StatusCode != 0 {
+		code := a.StatusCode
+		r.d.LastStatusCode = &code
+	}
+	return nil
+}
+
+func (m *memStore) ReleaseDelivery(_ context.Context, id, owner string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.rows[id]; r != nil && r.claimedBy == owner {
+		r.claimedBy, r.claimedUntil = "", time.Time{}
+	}
+	return nil
+}
+
+func (m *memStore) PendingDeliveries(context.Context) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for _, r := range m.rows {
+		if r.d.Status == patent.DeliveryPending {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (m *memStore) PruneDeliveries(context.Context, time.Time, time.Time) (int64, error) {
+	return 0, nil
+}
 
 // logBuffer collects a dispatcher's JSON log lines.
 type logBuffer struct {

@@ -10,30 +10,45 @@ import (
 	"time"
 
 	"github.com/gatewayapis/shared/redact"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
-func TestWait(t *testing.T) {
-	d := &Dispatcher{backoff: time.Second}
+// TestOutcome checks the retry rule of decisions.md on the default
+// schedule: 2xx delivered; 410 failed at once; anything else retried after
+// the schedule's wait for that attempt (a Retry-After may lengthen it, up
+// to an hour), until the 8th attempt, whose failure is final.
+func TestOutcome(t *testing.T) {
+	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	d := &Dispatcher{cfg: Config{Schedule: DefaultSchedule}, now: func() time.Time { return now }}
 	for _, tt := range []struct {
-		attempt    int
-		retryAfter time.Duration
-		lo, hi     time.Duration
+		name      string
+		attempts  int // made before this one
+		r         result
+		status    string
+		wait      time.Duration
+		wantError string
 	}{
-		{1, 0, 500 * time.Millisecond, time.Second},
-		{2, 0, time.Second, 2 * time.Second},
-		{3, 0, 2 * time.Second, 4 * time.Second},
-		{1, 10 * time.Second, 10 * time.Second, 10 * time.Second},
-		{1, time.Hour, maxRetryAfter, maxRetryAfter},
-		{40, 0, maxBackoff / 2, maxBackoff},
+		{"2xx", 0, result{status: 204}, patent.DeliveryDelivered, 0, ""},
+		{"first 503", 0, result{status: 503}, patent.DeliveryPending, 5 * time.Second, "HTTP 503"},
+		{"second 500", 1, result{status: 500}, patent.DeliveryPending, 5 * time.Minute, "HTTP 500"},
+		{"400 is retried too", 2, result{status: 400}, patent.DeliveryPending, 30 * time.Minute, "HTTP 400"},
+		{"retry-after longer", 0, result{status: 429, retryAfter: time.Minute}, patent.DeliveryPending, time.Minute, "HTTP 429"},
+		{"retry-after capped", 0, result{status: 429, retryAfter: 48 * time.Hour}, patent.DeliveryPending, time.Hour, "HTTP 429"},
+		{"network error", 6, result{err: errors.New("connection refused")}, patent.DeliveryPending, 10 * time.Hour, "connection refused"},
+		{"8th attempt fails for good", 7, result{status: 503}, patent.DeliveryFailed, 0, "HTTP 503"},
+		{"410 at once", 0, result{status: 410}, patent.DeliveryFailed, 0, "HTTP 410"},
+		{"slack error code", 0, result{status: 404, slackError: "no_service"}, patent.DeliveryPending, 5 * time.Second, "HTTP 404: no_service"},
 	} {
-		for range 100 {
-			if got := d.wait(tt.attempt, tt.retryAfter); got < tt.lo || got > tt.hi {
-				t.Fatalf("wait(%d, %v) = %v, want %v to %v", tt.attempt, tt.retryAfter, got, tt.lo, tt.hi)
+		t.Run(tt.name, func(t *testing.T) {
+			a := d.outcome(patent.Delivery{Attempts: tt.attempts}, tt.r)
+			if a.Status != tt.status || a.Error != tt.wantError || a.StatusCode != tt.r.status {
+				t.Errorf("outcome = %+v, want status %s, error %q", a, tt.status, tt.wantError)
 			}
-		}
-	}
-	if got := (&Dispatcher{}).wait(3, 0); got != 0 {
-		t.Errorf("wait with no backoff = %v, want 0", got)
+			if tt.status == patent.DeliveryPending && a.NextAttemptAt != now.Add(tt.wait) {
+				t.Errorf("next attempt at %v, want %v later", a.NextAttemptAt, tt.wait)
+			}
+		})
 	}
 }
 
@@ -75,23 +90,6 @@ func TestRedact(t *testing.T) {
 			if strings.Contains(got, leak) {
 				t.Errorf("redact(%v) = %q, holds %q", err, got, leak)
 			}
-		}
-	}
-}
-
-func TestValidID(t *testing.T) {
-	for id, want := range map[string]bool{
-		"msg_2KWPBgLlAfxdpx2AI54pPJ85f4W": true,
-		"job-0195f0e2-7c1a":               true,
-		"":                                false,
-		"a.b":                             false,
-		"a,b":                             false,
-		"a b":                             false,
-		"é":                               false,
-		strings.Repeat("a", 129):          false,
-	} {
-		if got := validID(id); got != want {
-			t.Errorf("validID(%q) = %v, want %v", id, got, want)
 		}
 	}
 }

@@ -42,7 +42,7 @@ func Each(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 func Open(tb testing.TB, dialect string, now func() time.Time) *store.Store {
 	tb.Helper()
 	dsn := DSN(tb, dialect)
-	s, err := store.Open(context.Background(), dsn, store.Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: time.Minute},
+	s, err := store.Open(context.Background(), dialect, dsn, store.Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: time.Minute},
 		slog.New(slog.NewJSONHandler(io.Discard, nil)), now)
 	if err != nil {
 		tb.Fatalf("open %s store: %v", dialect, err)
