@@ -69,7 +69,7 @@ func (d *Dispatcher) deliver(del patent.Delivery) {
 	r := d.try(del)
 	log := d.logger.With("event", del.Event, "event_id", del.ID, "target", del.URLHost, "attempt", del.Attempts+1)
 	if d.life.Err() != nil && !r.ok() {
-		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.life), releaseTimeout)
 		defer cancel()
 		if err := d.store.ReleaseDelivery(ctx, del.ID, d.cfg.Owner); err != nil {
 			log.Warn("handing back a webhook delivery at shutdown failed; it is retried when its claim lapses", "err", err.Error())

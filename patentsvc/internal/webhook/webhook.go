@@ -341,7 +341,7 @@ func (d *Dispatcher) start(del patent.Delivery) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.life), releaseTimeout)
 		defer cancel()
 		_ = d.store.ReleaseDelivery(ctx, del.ID, d.cfg.Owner) // else it is due when the claim lapses
 		return
