@@ -376,3 +376,32 @@ func rawClient(t *testing.T, url string) *redis.Client {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// TestLimitsConcurrentExact: decisions of concurrent requests travel to
+// Redis in shared pipelines; 300 requests at once over three replicas on
+// a plan of 100/1m still let exactly 100 through.
+func TestLimitsConcurrentExact(t *testing.T) {
+	url, prefix := shared(t)
+	plans, err := ratelimit.Parse("MEGA=100/1m", ratelimit.Limit{N: 60, Per: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var limiters []*ratelimit.Limiter
+	for range 3 {
+		rep := newReplica(t, url, prefix, time.Second)
+		limiters = append(limiters, ratelimit.New(plans, time.Now, ratelimit.WithShared(rep.r.Limits())))
+	}
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 300 {
+		wg.Go(func() {
+			if limiters[i%3].Take(context.Background(), "MEGA", "alice", 1).Allowed {
+				allowed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := allowed.Load(); n != 100 {
+		t.Errorf("%d of 300 concurrent requests allowed with 100/1m, want exactly 100", n)
+	}
+}

@@ -160,3 +160,25 @@ func TestUpstreamWithoutRedis(t *testing.T) {
 		t.Errorf("batch without Redis: %+v, %v, %d calls; want one vPIC call answering both", outs, err, up.calls.Load())
 	}
 }
+
+// TestScriptFlushed: a Redis that lost the rate-limit script (SCRIPT
+// FLUSH, a restart with the same data, a failover) gets it again through
+// EVAL; no request notices.
+func TestScriptFlushed(t *testing.T) {
+	srv := redistest.Start(t)
+	rep := newReplica(t, srv.URL(), "p:", faultTimeout)
+	lim := limiterOn(t, rep, "BASIC=3/1m")
+	ctx := context.Background()
+	lim.Take(ctx, "BASIC", "alice", 1)
+	if err := rawClient(t, srv.URL()).ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, true, false} {
+		if d := lim.Take(ctx, "BASIC", "alice", 1); d.Allowed != want {
+			t.Errorf("request %d after SCRIPT FLUSH: %+v, want allowed %v (the shared budget)", i+2, d, want)
+		}
+	}
+	if n := counter(t, rep.reg, "vinsvc_redis_errors_total"); n != 0 {
+		t.Errorf("%v Redis errors after SCRIPT FLUSH, want none", n)
+	}
+}

@@ -16,8 +16,11 @@ type Limits struct {
 	gcr *redis_rate.Limiter
 }
 
-// Limits returns the shared rate-limit budget.
-func (r *Redis) Limits() *Limits { return &Limits{r: r, gcr: redis_rate.NewLimiter(r.rdb)} }
+// Limits returns the shared rate-limit budget. Its decisions go to Redis
+// in batches (autoPipeline).
+func (r *Redis) Limits() *Limits {
+	return &Limits{r: r, gcr: redis_rate.NewLimiter(&autoPipeline{Client: r.rdb, timeout: r.timeout})}
+}
 
 // Take spends cost from the bucket of key, which holds at most limit.N and
 // refills limit.N per limit.Per: the same bucket as the process's own
