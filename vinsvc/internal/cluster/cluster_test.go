@@ -106,20 +106,22 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...stri
 	return 0
 }
 
+// sharedLimiters returns n replicas' limiters for spec on the test Redis.
+func sharedLimiters(t *testing.T, spec string, n int) []*ratelimit.Limiter {
+	t.Helper()
+	url, prefix := shared(t)
+	var limiters []*ratelimit.Limiter
+	for range n {
+		limiters = append(limiters, limiterOn(t, newReplica(t, url, prefix, time.Second), spec))
+	}
+	return limiters
+}
+
 // TestLimitsAcrossReplicas: a plan of 30/1m is one budget for three
 // replicas: exactly 30 of 60 requests spread over them pass, and a refusal
 // carries the time until the next token.
 func TestLimitsAcrossReplicas(t *testing.T) {
-	url, prefix := shared(t)
-	plans, err := ratelimit.Parse("MEGA=30/1m", ratelimit.Limit{N: 60, Per: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var limiters []*ratelimit.Limiter
-	for range 3 {
-		rep := newReplica(t, url, prefix, time.Second)
-		limiters = append(limiters, ratelimit.New(plans, time.Now, ratelimit.WithShared(rep.r.Limits())))
-	}
+	limiters := sharedLimiters(t, "MEGA=30/1m", 3)
 	allowed := 0
 	var last ratelimit.Decision
 	for i := range 60 {
@@ -381,16 +383,7 @@ func rawClient(t *testing.T, url string) *redis.Client {
 // Redis in shared pipelines; 300 requests at once over three replicas on
 // a plan of 100/1m still let exactly 100 through.
 func TestLimitsConcurrentExact(t *testing.T) {
-	url, prefix := shared(t)
-	plans, err := ratelimit.Parse("MEGA=100/1m", ratelimit.Limit{N: 60, Per: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var limiters []*ratelimit.Limiter
-	for range 3 {
-		rep := newReplica(t, url, prefix, time.Second)
-		limiters = append(limiters, ratelimit.New(plans, time.Now, ratelimit.WithShared(rep.r.Limits())))
-	}
+	limiters := sharedLimiters(t, "MEGA=100/1m", 3)
 	var allowed atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 300 {
