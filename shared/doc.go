@@ -7,6 +7,8 @@
 //     renders it through a service-specific renderer.
 //   - requestid: the X-Request-Id middleware and the request-scoped logger.
 //   - observe: the access log, Prometheus HTTP metrics and panic recovery.
+//   - route: route middleware applied once, at registration, not by Echo
+//     on every request.
 //   - graceful: serving an http.Server until a context ends, then draining it.
 //   - redact: the redaction rules: outbound HTTP errors without URLs, hosts
 //     or addresses, links without credentials, upstream text without URLs

@@ -102,6 +102,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
 	}
 	srv := graceful.NewServer(handler, logger, client.MaxCallDuration()+httpapi.WriteSlack)
+	// A request is headers and at most a 64 KiB body: it is read whole
+	// within the header timeout. With the two deadlines equal, net/http sets
+	// the read deadline once per request instead of twice (a timer update
+	// under a lock, 2% of a cache hit's CPU under wrk).
+	srv.ReadTimeout = srv.ReadHeaderTimeout
 
 	// Background loops, on a context that ends with ctx or a serving failure.
 	bg, stopBG := context.WithCancel(ctx)
