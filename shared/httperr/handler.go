@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/gatewayapis/shared/redact"
 	"github.com/gatewayapis/shared/requestid"
 )
 
@@ -23,18 +24,21 @@ type Renderer func(c echo.Context, e *Error) error
 //
 // It does nothing when the response is already committed (Echo calls the
 // handler a second time when the access logger runs with HandleError). For
-// HEAD requests it writes the status without a body. Errors that end as 500
-// INTERNAL_ERROR are logged at ERROR with their chain and request id; the
-// client only sees a generic message.
+// HEAD requests it writes the status without a body. Errors that end as a
+// failure of the service (see logged: a 500 INTERNAL_ERROR, and an
+// upstream's failure, vinsvc's 500 UPSTREAM_ERROR or patentsvc's 502) are
+// logged once, at ERROR, as "request failed" with their chain (URLs
+// removed, shared/redact's Text) and the request id; the client sees only
+// the service's message.
 func NewHandler(logger *slog.Logger, classify Classifier, render Renderer) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			return
 		}
 		e := Classify(err, classify)
-		if e.Status >= http.StatusInternalServerError && e.Code == CodeForStatus(http.StatusInternalServerError) {
+		if logged(e) {
 			requestid.Logger(c.Request().Context(), logger).Error("request failed",
-				"route", c.Path(), "status", e.Status, "err", err.Error())
+				"route", c.Path(), "status", e.Status, "err", redact.Text(err.Error()))
 		}
 		var rerr error
 		if c.Request().Method == http.MethodHead {
@@ -46,6 +50,18 @@ func NewHandler(logger *slog.Logger, classify Classifier, render Renderer) echo.
 			requestid.Logger(c.Request().Context(), logger).Error("error response failed", "err", rerr.Error())
 		}
 	}
+}
+
+// logged reports whether the handler logs e at ERROR: every 5xx but 503.
+// A 5xx is a failure, the service's own or an upstream's, and the access
+// line says only WARN and the status, so the cause must be logged once
+// (docs/operations.md, "Logs"). That is wider than logging only the
+// unclassified errors: an upstream failure is classified (it has its own
+// code and message) and still needs its cause in the log. A 503 is a
+// refusal by design (analyses not configured, shutting down) whose reason
+// is its message.
+func logged(e *Error) bool {
+	return e.Status >= http.StatusInternalServerError && e.Status != http.StatusServiceUnavailable
 }
 
 // Classify turns any error into an *Error: an *Error in the chain is used as

@@ -2,6 +2,7 @@ package httperr_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,13 +16,23 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/gatewayapis/shared/httperr"
+	"github.com/gatewayapis/shared/requestid"
 )
 
-var errDomain = errors.New("domain: thing missing")
+var (
+	errDomain   = errors.New("domain: thing missing")
+	errUpstream = errors.New("upstream failure")
+	errRefused  = errors.New("shutting down")
+)
 
 func classify(err error) *httperr.Error {
-	if errors.Is(err, errDomain) {
+	switch {
+	case errors.Is(err, errDomain):
 		return &httperr.Error{Status: http.StatusNotFound, Code: "THING_MISSING", Message: "no such thing", Err: err}
+	case errors.Is(err, errUpstream):
+		return &httperr.Error{Status: http.StatusInternalServerError, Code: "UPSTREAM_ERROR", Message: "the upstream failed", Err: err}
+	case errors.Is(err, errRefused):
+		return &httperr.Error{Status: http.StatusServiceUnavailable, Code: "SERVICE_UNAVAILABLE", Message: "shutting down", Err: err}
 	}
 	return nil
 }
@@ -70,6 +81,11 @@ func TestHandler(t *testing.T) {
 		{"echo 400 keeps its message", "GET", "/x", "", echo.NewHTTPError(400, "bad param"), 400, "BAD_REQUEST", "bad param", false, true},
 		{"echo 500 hides its message", "GET", "/x", "", echo.NewHTTPError(500, "secret internals"), 500, "INTERNAL_ERROR", "internal server error", true, true},
 		{"HEAD has no body", "HEAD", "/x", "", errors.New("boom"), 500, "", "", true, false},
+		// A classified 5xx is a failure too: its cause is logged.
+		{"upstream failure is logged", "GET", "/x", "", fmt.Errorf("%w: decode: status 503", errUpstream), 500, "UPSTREAM_ERROR", "the upstream failed", true, true},
+		{"upstream 502 is logged", "GET", "/x", "", httperr.Wrap(errors.New("gateway: status 500"), 502, "bad gateway"), 502, "UPSTREAM_ERROR", "bad gateway", true, true},
+		// A 503 is a refusal by design, not a failure.
+		{"503 is not logged", "GET", "/x", "", fmt.Errorf("submit: %w", errRefused), 503, "SERVICE_UNAVAILABLE", "shutting down", false, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
@@ -106,6 +122,44 @@ func TestHandler(t *testing.T) {
 				t.Errorf("internal detail leaked to the client: %s", rec.Body)
 			}
 		})
+	}
+}
+
+// The cause is logged once, with the request id and without URLs (which
+// carry keys in their queries).
+func TestHandlerLogsCause(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, nil))
+	e := echo.New()
+	e.HTTPErrorHandler = httperr.NewHandler(logger, classify, render)
+	e.Use(requestid.Middleware(logger))
+	e.GET("/x", func(c echo.Context) error {
+		return fmt.Errorf("%w: Get \"http://upstream.example/v1?api_key=k3y\": status 502", errUpstream)
+	})
+	req := httptest.NewRequest(http.MethodGet, "/x", nil)
+	req.Header.Set(echo.HeaderXRequestID, "req-42")
+	e.ServeHTTP(httptest.NewRecorder(), req)
+
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	if len(lines) != 1 {
+		t.Fatalf("logged %d lines, want 1: %s", len(lines), logs.String())
+	}
+	l := lines[0]
+	if l["level"] != "ERROR" || l["msg"] != "request failed" || l["request_id"] != "req-42" || l["status"] != 500.0 {
+		t.Errorf("log line = %v, want ERROR request failed with request_id req-42, status 500", l)
+	}
+	if got, want := l["err"], "upstream failure: Get \"[url]\": status 502"; got != want {
+		t.Errorf("logged err = %q, want %q", got, want)
+	}
+	if strings.Contains(logs.String(), "k3y") || strings.Contains(logs.String(), "upstream.example") {
+		t.Errorf("the log reveals the URL: %s", logs.String())
 	}
 }
 

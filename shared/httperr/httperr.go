@@ -6,8 +6,9 @@
 // it is, an *echo.HTTPError (routing 404/405, body limit 413, binder 400) is
 // turned into an *Error, and anything else goes through the service's
 // classify function, which maps domain sentinels to statuses. Errors that
-// stay unclassified become 500 with a generic message and are the only ones
-// logged at ERROR level with their full chain.
+// stay unclassified become 500 with a generic message. Every 5xx but 503
+// (internal errors and upstream failures) is logged once at ERROR level
+// with its full chain, URLs removed (NewHandler).
 package httperr
 
 import (

@@ -149,6 +149,9 @@ func command(ctx context.Context, args []string, stdout io.Writer) error {
 // effective configuration and what it leaves off.
 func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
 	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	if cfg.Demo { // every line says it comes from make demo
+		logger = logger.With("demo", true)
+	}
 	logger.Info("starting patentsvc", "version", version, "config", cfg)
 	if cfg.AppEnv != config.Development && cfg.Database.Dialect == config.SQLite {
 		logger.Warn("DATABASE_URL names SQLite outside development: one process only, no replicas (docs/patentsvc.md)")
@@ -240,7 +243,8 @@ func newScheduler(ctx context.Context, cfg config.Config, st *store.Store, an *a
 		logger.Warn("scheduler disabled: the analyzer is not configured", "missing", cfg.AnalyzerMissing())
 		return nil, nil
 	}
-	return schedule.New(ctx, schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, StopTimeout: cfg.ShutdownTimeout},
+	return schedule.New(ctx, schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, StopTimeout: cfg.ShutdownTimeout,
+		RetryBase: cfg.ScheduleRetryBase},
 		st, an, st.Elector(), hooks.AlertDeliveries, logger, time.Now)
 }
 
@@ -273,7 +277,9 @@ func serverOptions(cfg config.Config, sched *schedule.Scheduler) httpapi.Options
 		TrustedProxies:  cfg.TrustedProxies,
 		DefaultModel:    cfg.Model,
 		AnalyzerMissing: cfg.AnalyzerMissing(),
+		Demo:            cfg.Demo,
 		Scheduler:       sched.State,
+		RunNow:          sched.RunNow,
 	}
 }
 

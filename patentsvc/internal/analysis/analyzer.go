@@ -16,6 +16,9 @@ import (
 
 // Searcher finds a company's recent patents; *serpapi.Client implements it.
 type Searcher interface {
+	// Search's errors reach the client as they are (a company's Error), so
+	// they say what failed: *serpapi.Client's read "patent search failed:
+	// ..." or "patent search quota exhausted: ...".
 	Search(ctx context.Context, q patent.SearchQuery) (patent.SearchResult, error)
 	// Key is the search cache's key for q.
 	Key(q patent.SearchQuery) string
@@ -120,7 +123,9 @@ func (a *Analyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, 
 	found, err := a.searchPatents(ctx, name, opts.Fresh)
 	if err != nil {
 		a.logger.WarnContext(ctx, "patent search failed", "company", name.String(), "err", err.Error())
-		return fail("patent search failed: %v", err)
+		// The searcher's error names the failure already; a prefix of our
+		// own would read "patent search failed: patent search failed: ...".
+		return fail("%v", err)
 	}
 	res.Searched, res.TotalResults = true, found.TotalResults
 	res.PatentCount = len(found.Patents)

@@ -128,14 +128,15 @@ func TestInBandFailures(t *testing.T) {
 
 	w.Serp.Script(serpapitest.Unavailable(), serpapitest.Unavailable())
 	down := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
-	if down.Success || down.Error == nil || !strings.Contains(*down.Error, "patent search failed") {
-		t.Errorf("search down = %+v", down)
+	if down.Success || down.Error == nil || !strings.HasPrefix(*down.Error, "patent search failed: ") || strings.Count(*down.Error, "patent search failed") != 1 {
+		t.Errorf("search down = %+v, want an error saying \"patent search failed\" once, first", down)
 	}
 
 	w.LLM.Script(llmtest.Reply{Status: 402}, llmtest.Reply{Status: 402})
 	llmDown := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
-	if llmDown.Success || llmDown.Error == nil || !strings.Contains(*llmDown.Error, "analysis failed") || llmDown.PatentCount != 2 {
-		t.Errorf("llm down = %+v", llmDown)
+	if llmDown.Success || llmDown.Error == nil || !strings.HasPrefix(*llmDown.Error, "analysis failed: llm gateway rejected the request: ") ||
+		strings.Count(*llmDown.Error, "analysis failed") != 1 || strings.Count(*llmDown.Error, "llm gateway") != 1 || llmDown.PatentCount != 2 {
+		t.Errorf("llm down = %+v, want \"analysis failed: llm gateway rejected the request: ...\", each prefix once", llmDown)
 	}
 	if strings.Contains(*llmDown.Error, "test-llm-key") || strings.Contains(*down.Error, "test-serpapi-key") {
 		t.Error("an error reveals an API key")

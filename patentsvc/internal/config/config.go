@@ -37,6 +37,7 @@ const DefaultSQLitePath = "data/patentsvc.db"
 // Config is the service's typed configuration.
 type Config struct {
 	AppEnv          string
+	Demo            bool // DEMO: a make demo run; logs and health say demo: true
 	Port            int
 	LogLevel        slog.Level
 	RootPath        string
@@ -81,6 +82,7 @@ type Config struct {
 
 	SchedulerEnabled       bool
 	ScheduleInterval       time.Duration
+	ScheduleRetryBase      time.Duration
 	ChangeThresholdPercent float64
 	WebhookURLs            []string
 	WebhookSecret          Secret
@@ -111,6 +113,8 @@ type setting struct {
 var settings = []setting{
 	{"APP_ENV", Development, "`development` relaxes the secret rules; any other value is production-like.", false,
 		func(c *Config, v string) error { c.AppEnv = v; return nil }},
+	{"DEMO", "false", "`true` marks a `make demo` run against the project's recorded stand-ins for the upstreams: every log line and the health answer carry `demo: true`. Accepted only with `APP_ENV=development`. It starts nothing itself: the stand-ins run in `make demo`'s own process (devstack), which no setting of the service can start.", false,
+		func(c *Config, v string) error { return boolean(&c.Demo, v) }},
 	{"PORT", "8081", "TCP port the HTTP server listens on.", false,
 		func(c *Config, v string) error { return intIn(&c.Port, v, 1, 65535) }},
 	{"LOG_LEVEL", "INFO", "`DEBUG`, `INFO`, `WARNING`, `ERROR` or `CRITICAL` (case-insensitive).", false,
@@ -202,6 +206,8 @@ var settings = []setting{
 		func(c *Config, v string) error { return boolean(&c.SchedulerEnabled, v) }},
 	{"SCHEDULE_INTERVAL_HOURS", "24", "Hours between re-analyses of a tracked company (decimals allowed: 0.01 is 36 s).", false,
 		func(c *Config, v string) error { return hours(&c.ScheduleInterval, v) }},
+	{"SCHEDULE_RETRY_BASE", "1m", "Wait before retrying a tracked company's failed scheduled run (its first included); doubled for each further failure in a row, never more than `SCHEDULE_INTERVAL_HOURS` (1m, 2m, 4m, ... 24h). A successful run resets it.", false,
+		func(c *Config, v string) error { return positiveDuration(&c.ScheduleRetryBase, v) }},
 	{"CHANGE_THRESHOLD_PERCENT", "20", "Smallest patent-count change, in percent, that raises an alert (decimals allowed).", false,
 		func(c *Config, v string) error { return percent(&c.ChangeThresholdPercent, v) }},
 	{"WEBHOOK_URLS", "", "Comma-separated webhook targets (Slack incoming webhooks get Slack messages). Treated as secret: webhook URLs often carry their token.", true,
@@ -245,6 +251,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.StorageBackend == "s3" && c.S3Bucket == "" {
 		errs = append(errs, errors.New("S3_BUCKET: required when STORAGE_BACKEND is s3"))
+	}
+	if c.Demo && c.AppEnv != Development {
+		errs = append(errs, fmt.Errorf("DEMO: only make demo sets it, with APP_ENV=%q (APP_ENV is %q)", Development, c.AppEnv))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
@@ -292,6 +301,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("storage_backend", c.StorageBackend),
 		slog.Bool("scheduler_enabled", c.SchedulerEnabled),
 		slog.String("schedule_interval", c.ScheduleInterval.String()),
+		slog.String("schedule_retry_base", c.ScheduleRetryBase.String()),
 		slog.Int("webhook_urls", len(c.WebhookURLs)),
 	)
 }

@@ -53,7 +53,11 @@ type trackRequest struct {
 	CompanyName *string `json:"company_name"`
 }
 
-func handleCreateTracked(st Store) echo.HandlerFunc {
+// handleCreateTracked tracks a company and starts its first run at once
+// (decisions.md: due as soon as it is tracked), after the row is committed
+// and without waiting for it. Tracking a company tracked already is 409
+// with its current state (the error body's tracked, added by render).
+func handleCreateTracked(st Store, runNow func(trackedID int64)) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req trackRequest
 		if err := decodeJSON(c, &req); err != nil {
@@ -72,6 +76,9 @@ func handleCreateTracked(st Store) echo.HandlerFunc {
 		}
 		if err != nil {
 			return err
+		}
+		if runNow != nil {
+			runNow(t.ID)
 		}
 		return c.JSON(http.StatusCreated, fromTracked(t))
 	}

@@ -79,10 +79,17 @@ func TestTracked(t *testing.T) {
 		}
 
 		t.Run("409", func(t *testing.T) {
-			for _, name := range []string{"Acme Corp", "ACME CORP", "acme corp", "3m"} {
-				body := fmt.Sprintf(`{"company_name":%q}`, name)
+			// The body carries the tracked company's current state
+			// (TestTrackAgainState checks it in full).
+			for _, tt := range []struct{ name, tracked string }{
+				{"Acme Corp", "Acme Corp"}, {"ACME CORP", "Acme Corp"}, {"acme corp", "Acme Corp"}, {"3m", "3M"},
+			} {
+				body := fmt.Sprintf(`{"company_name":%q}`, tt.name)
 				rec := en.do(t, request{method: http.MethodPost, target: "/admin/tracked", body: body, token: tok})
-				wantError(t, rec, http.StatusConflict, fmt.Sprintf("Company %s is already tracked", name))
+				b := wantConflictState(t, rec, fmt.Sprintf("Company %s is already tracked", tt.name))
+				if b.CompanyName != tt.tracked {
+					t.Errorf("POST %s: tracked = %+v, want the state of %s", tt.name, b, tt.tracked)
+				}
 			}
 			rec := en.do(t, request{method: http.MethodPost, target: "/admin/tracked", body: `{"company_name":"ACME CORP"}`, token: tok})
 			golden(t, "tracked-409", rec.Body.Bytes())

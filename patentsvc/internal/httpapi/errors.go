@@ -45,17 +45,25 @@ func classify(err error) *httperr.Error {
 }
 
 // errorBody is the service's error body (decisions.md): {"detail"}, with
-// the invalid fields for a 422.
+// the invalid fields for a 422, and the company's current state for a 409
+// on POST /admin/tracked (docs/patentsvc.md).
 type errorBody struct {
-	Detail string               `json:"detail"`
-	Errors []httperr.FieldError `json:"errors,omitempty"`
+	Detail  string               `json:"detail"`
+	Errors  []httperr.FieldError `json:"errors,omitempty"`
+	Tracked *trackedJSON         `json:"tracked,omitempty"`
 }
 
 func render(c echo.Context, e *httperr.Error) error {
 	if e.Status == http.StatusUnauthorized {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, "Bearer")
 	}
-	return c.JSON(e.Status, errorBody{Detail: e.Message, Errors: e.Fields})
+	body := errorBody{Detail: e.Message, Errors: e.Fields}
+	var dup *patent.AlreadyTrackedError
+	if errors.As(e.Err, &dup) {
+		t := fromTracked(dup.Tracked)
+		body.Tracked = &t
+	}
+	return c.JSON(e.Status, body)
 }
 
 // invalid is a 422 naming the field that broke a rule.

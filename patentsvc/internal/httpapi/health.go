@@ -16,6 +16,8 @@ type healthJSON struct {
 	Database      string `json:"database"`
 	Analyzer      string `json:"analyzer"`
 	Scheduler     string `json:"scheduler"`
+	// Demo is true under make demo (DEMO=true), absent otherwise.
+	Demo bool `json:"demo,omitempty"`
 }
 
 // handleHealth serves GET /health (no token): 200 "ok", or 503 "degraded"
@@ -25,7 +27,7 @@ func handleHealth(st Store, opts Options, started time.Time, now func() time.Tim
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
 		body := healthJSON{Status: "ok", Version: cmp.Or(opts.Version, "dev"), UptimeSeconds: int64(now().Sub(started).Seconds()),
-			Database: "ok", Analyzer: "ready", Scheduler: opts.Scheduler()}
+			Database: "ok", Analyzer: "ready", Scheduler: opts.Scheduler(), Demo: opts.Demo}
 		if len(opts.AnalyzerMissing) > 0 {
 			body.Analyzer = "not_configured"
 		}

@@ -414,3 +414,19 @@ func TestErrorBodiesHaveOnlyDetail(t *testing.T) {
 		wantError(t, rec, tt.status, "")
 	}
 }
+
+// TestHealthDemo: under make demo health says so; otherwise the field is
+// absent.
+func TestHealthDemo(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		var opts []option
+		if on {
+			opts = append(opts, demo())
+		}
+		var h map[string]any
+		decode(t, newEnv(t, opts...).do(t, request{target: "/health"}), &h)
+		if got, present := h["demo"]; on && got != true || !on && present {
+			t.Errorf("demo %v: health %v", on, h)
+		}
+	}
+}

@@ -654,7 +654,7 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 	if err != nil || len(tracked) == 0 {
 		t.Fatalf("tracked = %v, %v", tracked, err)
 	}
-	if err := en.st.RecordRun(ctx, tracked[0].ID, 12, en.clk.Now(), en.clk.Now().Add(time.Hour)); err != nil {
+	if err := en.st.RecordRun(ctx, tracked[0].ID, 12, en.clk.Now(), 0, en.clk.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 3; i++ {

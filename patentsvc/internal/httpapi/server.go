@@ -76,6 +76,12 @@ type Options struct {
 	AnalyzerMissing []string
 	// Scheduler reports "running", "standby" or "disabled".
 	Scheduler func() string
+	// RunNow starts the first run of a newly tracked company in the
+	// background, without waiting for the dispatcher's tick (the
+	// scheduler's RunNow); nil leaves it to the dispatcher.
+	RunNow func(trackedID int64)
+	// Demo marks a make demo run: health says demo: true.
+	Demo bool
 }
 
 // Limits are the rate-limited endpoints' windows.

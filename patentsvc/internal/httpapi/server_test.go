@@ -33,6 +33,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/jobs"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
+	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 	"github.com/gatewayapis/shared/observe"
@@ -96,6 +97,7 @@ type env struct {
 	nextIP atomic.Uint32
 	world  *analysistest.World
 	runner *jobs.Runner
+	sched  *schedule.Scheduler // withScheduler only; not started
 }
 
 type options struct {
@@ -105,13 +107,18 @@ type options struct {
 	analyzerMissing []string
 	storeLogs       bool
 	version         string
+	demo            bool
 	sharedLimits    bool
+	elector         schedule.Elector // withScheduler
 }
 
 type option func(*options)
 
-func onDialect(d string) option    { return func(o *options) { o.dialect = d } }
-func withVersion(v string) option  { return func(o *options) { o.version = v } }
+func onDialect(d string) option   { return func(o *options) { o.dialect = d } }
+func withVersion(v string) option { return func(o *options) { o.version = v } }
+
+// demo marks the server as make demo's (health says demo: true).
+func demo() option                 { return func(o *options) { o.demo = true } }
 func withRootPath(p string) option { return func(o *options) { o.rootPath = p } }
 func withAnalyzerMissing(names ...string) option {
 	return func(o *options) { o.analyzerMissing = names }
@@ -124,6 +131,14 @@ func withStoreLogs() option { return func(o *options) { o.storeLogs = true } }
 // withSharedLimits keeps the rate-limit windows in the database whatever
 // the dialect (run does so on PostgreSQL only).
 func withSharedLimits() option { return func(o *options) { o.sharedLimits = true } }
+
+// withScheduler wires a real scheduler (env.sched, not started) on the
+// env's store, analyzer and clock, electing with elector, whose RunNow
+// POST /admin/tracked calls as under run. Its interval is a day and its
+// dispatcher ticks hourly.
+func withScheduler(elector schedule.Elector) option {
+	return func(o *options) { o.elector = elector }
+}
 
 func withTrustedProxies(cidrs ...string) option {
 	return func(o *options) {
@@ -173,16 +188,27 @@ func newEnv(t testing.TB, opts ...option) *env {
 	analyzer := world.Analyzer(logger)
 	runner := jobs.NewRunner(context.Background(), st, analyzer, "test-process", 2, nil, logger)
 	t.Cleanup(func() { runner.Shutdown(context.Background()) })
+	var sched *schedule.Scheduler
+	if o.elector != nil {
+		sched, err = schedule.New(context.Background(), schedule.Config{Interval: 24 * time.Hour, Threshold: 20, Tick: time.Hour},
+			st, analyzer, o.elector, nil, logger, clk.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sched.Shutdown(context.Background()) })
+	}
 	srv := httpapi.NewServer(logger, httpapi.Options{
 		Version:         o.version,
+		Demo:            o.demo,
 		RootPath:        o.rootPath,
 		CORSOrigins:     []string{"http://localhost:3000", "http://localhost:5173"},
 		TrustedProxies:  o.trusted,
 		DefaultModel:    patent.DefaultModel,
 		AnalyzerMissing: o.analyzerMissing,
 		Scheduler:       func() string { return "disabled" },
+		RunNow:          sched.RunNow, // a nil (disabled) scheduler ignores it
 	}, authn, st, analyzer, runner, limits, observe.NewRegistry(), epoch.Add(-90*time.Second), clk.Now)
-	return &env{srv: srv, st: st, clk: clk, logs: logs, limits: limits, root: o.rootPath, world: world, runner: runner}
+	return &env{srv: srv, st: st, clk: clk, logs: logs, limits: limits, root: o.rootPath, world: world, runner: runner, sched: sched}
 }
 
 // eachDialect runs fn once per database dialect; the PostgreSQL subtest

@@ -14,7 +14,24 @@ type TrackedCompany struct {
 	LastAnalysisAt  *time.Time // nil until the first analysis
 	NextRunAt       time.Time
 	CreatedAt       time.Time
+	// ConsecutiveFailures counts the scheduled runs that failed in a row
+	// since the last one that succeeded; the retry waits grow with it.
+	ConsecutiveFailures int
 }
+
+// AlreadyTrackedError is the error of tracking a company that is tracked
+// already, under the same name in any letter case; Tracked is that
+// company's current state. It matches ErrConflict under errors.Is.
+type AlreadyTrackedError struct {
+	Tracked TrackedCompany
+}
+
+func (e *AlreadyTrackedError) Error() string {
+	return fmt.Sprintf("tracked company %s: %v", e.Tracked.CompanyName, ErrConflict)
+}
+
+// Unwrap makes the error a kind of ErrConflict.
+func (e *AlreadyTrackedError) Unwrap() error { return ErrConflict }
 
 // AlertTypePatentCountChange is the one alert type produced.
 const AlertTypePatentCountChange = "patent_count_change"

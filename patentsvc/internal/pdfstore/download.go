@@ -175,10 +175,10 @@ func (d *Downloader) Fetch(ctx context.Context, link string) ([]byte, error) {
 		if errors.Is(err, ErrForbiddenLink) {
 			return nil, fmt.Errorf("pdf download from %s: %w", host, cause)
 		}
-		return nil, fmt.Errorf("pdf download from %s: %w: %w", host, ErrDownload, cause)
+		return nil, fmt.Errorf("%w from %s: %w", ErrDownload, host, cause)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("pdf download from %s: %w: status %d", host, ErrDownload, resp.StatusCode)
+		return nil, fmt.Errorf("%w from %s: status %d", ErrDownload, host, resp.StatusCode)
 	}
 	if resp.ContentLength > d.maxBytes {
 		return nil, fmt.Errorf("pdf download from %s: %w: content length %d over %d bytes", host, ErrTooLarge, resp.ContentLength, d.maxBytes)
@@ -196,13 +196,13 @@ func (d *Downloader) readBody(host string, resp *http.Response) ([]byte, error) 
 	}
 	body := io.LimitReader(resp.Body, d.maxBytes+1)
 	if _, err := io.CopyN(&buf, body, int64(len(pdfMagic))); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("pdf download from %s: %w: %w", host, ErrDownload, unwrapURLError(err))
+		return nil, fmt.Errorf("%w from %s: %w", ErrDownload, host, unwrapURLError(err))
 	}
 	if !bytes.HasPrefix(buf.Bytes(), []byte(pdfMagic)) {
-		return nil, fmt.Errorf("pdf download from %s: %w: body is not a pdf", host, ErrDownload)
+		return nil, fmt.Errorf("%w from %s: body is not a pdf", ErrDownload, host)
 	}
 	if _, err := buf.ReadFrom(body); err != nil {
-		return nil, fmt.Errorf("pdf download from %s: %w: %w", host, ErrDownload, unwrapURLError(err))
+		return nil, fmt.Errorf("%w from %s: %w", ErrDownload, host, unwrapURLError(err))
 	}
 	if int64(buf.Len()) > d.maxBytes {
 		return nil, fmt.Errorf("pdf download from %s: %w: body over %d bytes", host, ErrTooLarge, d.maxBytes)

@@ -203,6 +203,11 @@ func TestFetch(t *testing.T) {
 		if !errors.Is(err, pdfstore.ErrDownload) {
 			t.Fatalf("Fetch() error = %v, want ErrDownload", err)
 		}
+		// The failure is named once ("pdf download from h: pdf download
+		// failed: ..." named it twice).
+		if want := "pdf download failed from 127.0.0.1: status 404"; err.Error() != want {
+			t.Errorf("Fetch() error = %q, want %q", err, want)
+		}
 		if n := s.hits.Load(); n != 1 {
 			t.Errorf("requests = %d, want 1", n)
 		}

@@ -12,11 +12,23 @@
 //     a hold, so a company is never run twice, and a run that a crash or a
 //     leader change cut short is retried when the hold passes, not skipped.
 //     A newly tracked company is due at once; then every interval.
+//   - RunNow starts a newly tracked company's first run at once on the
+//     replica that tracked it, leader or not, instead of at the next tick:
+//     it claims that company as the dispatcher would (ClaimTracked), so
+//     whichever of the two claims it first runs it, and the other skips it.
+//     RunNow's runs are one at a time, in a goroutine of their own.
 //   - Scheduled runs bypass the search and LLM caches and store a normal,
 //     non-cached analysis. The count compared is the search's recent-patent
 //     count (total_results), not the number analysed.
-//   - A run whose search fails changes nothing but the next run time: no
-//     count is recorded, no alert raised.
+//   - A failed run (the search failed, or the analysis did after it) is
+//     retried after RetryDelay: RetryBase, doubled for each further failure
+//     in a row, never more than the interval. The count of failures in a row
+//     is kept in the database (consecutive_failures), so every replica and
+//     the next leader back off alike; a run that succeeds resets it. A run
+//     whose search failed records nothing else (no count, no alert); one
+//     whose analysis failed after the search records the count and applies
+//     the alert rule as a successful one does. A company without a recent
+//     patent to analyse is a success (patent count 0), not a failure.
 package schedule
 
 import (
@@ -24,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,7 +56,15 @@ const (
 // implements it.
 type Store interface {
 	ClaimDue(ctx context.Context, limit int, hold time.Duration) ([]patent.TrackedCompany, error)
-	RecordRun(ctx context.Context, id int64, count int, at, next time.Time) error
+	// ClaimTracked claims one company as ClaimDue would, if it is due
+	// (false otherwise).
+	ClaimTracked(ctx context.Context, id int64, hold time.Duration) (patent.TrackedCompany, bool, error)
+	// RecordRun records a run whose search answered; failures is 0 when it
+	// succeeded.
+	RecordRun(ctx context.Context, id int64, count int, at time.Time, failures int, next time.Time) error
+	// RecordFailure records a run whose search failed.
+	RecordFailure(ctx context.Context, id int64, failures int, next time.Time) error
+	// Reschedule hands a claimed company back unrun.
 	Reschedule(ctx context.Context, id int64, next time.Time) error
 	// CreateAlert stores an alert and, in the same transaction, the
 	// webhook deliveries compose returns for it (nil: none).
@@ -74,6 +95,9 @@ type Config struct {
 	// StopTimeout bounds how long Shutdown waits for a dispatch in
 	// progress (default 30 s), whatever its context says.
 	StopTimeout time.Duration
+	// RetryBase is the wait before retrying a failed run (default 1 min);
+	// see RetryDelay.
+	RetryBase time.Duration
 }
 
 // Defaults of the Config fields left zero.
@@ -85,7 +109,22 @@ const (
 	DefaultBatch = 5
 	// DefaultStopTimeout bounds the wait for a dispatch in progress.
 	DefaultStopTimeout = 30 * time.Second
+	// DefaultRetryBase is the wait before retrying a failed run.
+	DefaultRetryBase = time.Minute
 )
+
+// RetryDelay is the wait before retrying a company whose last failures
+// runs in a row failed (failures >= 1): base for the first failure,
+// doubled for each further one, and never more than interval, so a company
+// that keeps failing is still tried once an interval (1 min, 2, 4, ...
+// 24 h with the defaults).
+func RetryDelay(base, interval time.Duration, failures int) time.Duration {
+	d := base
+	for i := 1; i < failures && d < interval; i++ {
+		d *= 2
+	}
+	return min(d, interval)
+}
 
 // DefaultTick returns the dispatcher tick for an interval: a quarter of it,
 // between 1 second and 1 minute.
@@ -119,6 +158,13 @@ type Scheduler struct {
 	// stopping makes the dispatcher hand back claimed companies it has not
 	// started, so the next leader runs them at once.
 	stopping atomic.Bool
+
+	// RunNow's queue: the ids asked for, and a wake-up for the goroutine
+	// that runs them (started by Start, closing nowDone when it ends).
+	nowMu   sync.Mutex
+	nowIDs  []int64
+	nowWake chan struct{}
+	nowDone chan struct{}
 }
 
 // New builds a scheduler; Start starts it. Its analyses and store writes
@@ -138,7 +184,11 @@ func New(base context.Context, cfg Config, st Store, an Analyzer, elector Electo
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = DefaultStopTimeout
 	}
-	s := &Scheduler{cfg: cfg, store: st, an: an, elector: elector, onAlert: onAlert, logger: logger, now: now}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = DefaultRetryBase
+	}
+	s := &Scheduler{cfg: cfg, store: st, an: an, elector: elector, onAlert: onAlert, logger: logger, now: now,
+		nowWake: make(chan struct{}, 1)}
 	base = context.WithoutCancel(base)
 	s.ctx, s.cancel = context.WithCancel(base)
 	s.writes, s.stopWrites = context.WithCancel(base)
@@ -168,7 +218,65 @@ func New(base context.Context, cfg Config, st Store, an Analyzer, elector Electo
 // and Shutdown do nothing, and State reports StateDisabled.
 func (s *Scheduler) Start() {
 	if s != nil {
+		s.nowDone = make(chan struct{})
+		go s.runNowLoop()
 		s.sched.Start()
+	}
+}
+
+// RunNow asks for the run of the tracked company id now, on this replica,
+// without waiting for the dispatcher's next tick: decisions.md makes a
+// company's first run due as soon as it is tracked, and the API calls
+// RunNow once the company is stored. It returns at once; the run happens in
+// the background, one at a time, on the scheduler's context. The company is
+// claimed first (ClaimTracked), so it is run by RunNow or by a dispatcher,
+// never by both: when a dispatcher claimed it first, or it is not due,
+// RunNow does nothing. A nil or stopping scheduler ignores the call (the
+// company stays due for the dispatcher).
+func (s *Scheduler) RunNow(id int64) {
+	if s == nil || s.stopping.Load() {
+		return
+	}
+	s.nowMu.Lock()
+	s.nowIDs = append(s.nowIDs, id)
+	s.nowMu.Unlock()
+	select {
+	case s.nowWake <- struct{}{}:
+	default: // a wake-up is pending already; it takes every queued id
+	}
+}
+
+// runNowLoop runs RunNow's companies until the scheduler stops.
+func (s *Scheduler) runNowLoop() {
+	defer close(s.nowDone)
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.nowWake:
+		}
+		if s.stopping.Load() {
+			return // Shutdown's wake-up; the companies not claimed stay due
+		}
+		s.nowMu.Lock()
+		ids := s.nowIDs
+		s.nowIDs = nil
+		s.nowMu.Unlock()
+		for _, id := range ids {
+			if s.stopping.Load() {
+				return // the companies not claimed stay due
+			}
+			c, ok, err := s.store.ClaimTracked(s.ctx, id, s.cfg.Hold)
+			if err != nil {
+				if !errors.Is(err, context.Canceled) {
+					s.logger.Warn("claiming a newly tracked company failed; the dispatcher runs it", "tracked_id", id, "err", err.Error())
+				}
+				continue
+			}
+			if ok {
+				s.run(c)
+			}
+		}
 	}
 }
 
@@ -189,12 +297,25 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	s.stopping.Store(true)
+	select {
+	case s.nowWake <- struct{}{}: // RunNow's goroutine sees stopping and ends
+	default: // a wake-up is pending already
+	}
 	stop := context.AfterFunc(ctx, func() {
 		s.cancel()
 		time.AfterFunc(writeGrace, s.stopWrites)
 	})
 	defer stop()
 	err := s.sched.ShutdownWithContext(s.writes)
+	if s.nowDone != nil {
+		// RunNow's run in progress ends as a dispatch does: it finishes, or
+		// is cut short when ctx ends and handed back within writeGrace.
+		select {
+		case <-s.nowDone:
+		case <-s.writes.Done():
+			err = errors.Join(err, context.Canceled)
+		}
+	}
 	s.cancel()
 	s.stopWrites()
 	s.elector.Resign()
@@ -293,15 +414,21 @@ func (s *Scheduler) run(c patent.TrackedCompany) {
 	wctx, cancel := s.writeContext()
 	defer cancel()
 	at := s.now()
-	next := at.Add(s.cfg.Interval)
+	next, failures := at.Add(s.cfg.Interval), 0
+	// No recent patent with a PDF is an answer (count 0), not a failure.
+	if failed := !res.Success && !(res.Searched && res.PatentCount == 0); failed {
+		failures = c.ConsecutiveFailures + 1
+		retry := RetryDelay(s.cfg.RetryBase, s.cfg.Interval, failures)
+		next = at.Add(retry)
+		log.Warn("scheduled analysis failed; retrying", "err", errText(res.Error), "consecutive_failures", failures, "retry_in", retry.String())
+	}
 	if !res.Searched {
-		log.Warn("scheduled analysis failed; retrying next interval", "err", errText(res.Error))
-		if err := s.store.Reschedule(wctx, c.ID, next); err != nil {
-			log.Warn("rescheduling failed", "err", err.Error())
+		if err := s.store.RecordFailure(wctx, c.ID, failures, next); err != nil {
+			log.Warn("recording the failed run failed", "err", err.Error())
 		}
 		return
 	}
-	if err := s.store.RecordRun(wctx, c.ID, res.TotalResults, at, next); err != nil {
+	if err := s.store.RecordRun(wctx, c.ID, res.TotalResults, at, failures, next); err != nil {
 		log.Warn("recording the run failed", "err", err.Error())
 		return
 	}

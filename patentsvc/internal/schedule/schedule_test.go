@@ -112,7 +112,8 @@ func TestAlertRule(t *testing.T) {
 		t.Errorf("tracked = %+v (scheduled runs fresh: %v)", tracked[0], fake.fresh)
 	}
 
-	// A failed search records nothing and retries next interval.
+	// A failed search records nothing and is retried after the back-off
+	// (here the interval: RetryBase, 1 min, is capped at the 36 s interval).
 	fake.mu.Lock()
 	fake.fail["Acme"] = true
 	fake.mu.Unlock()
@@ -394,6 +395,7 @@ func TestNilSchedulerIsDisabled(t *testing.T) {
 	var s *schedule.Scheduler
 	s.Start()
 	s.Dispatch()
+	s.RunNow(1)
 	if got := s.State(); got != schedule.StateDisabled {
 		t.Errorf("State() = %q, want %q", got, schedule.StateDisabled)
 	}

@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
@@ -17,13 +19,15 @@ type trackedCompanyRow struct {
 	LastAnalysisAt  *time.Time
 	NextRunAt       time.Time
 	CreatedAt       time.Time
+	// ConsecutiveFailures: migration 0006.
+	ConsecutiveFailures int
 }
 
 func (trackedCompanyRow) TableName() string { return "tracked_companies" }
 
 func (r trackedCompanyRow) toDomain() patent.TrackedCompany {
 	t := patent.TrackedCompany{ID: r.ID, CompanyName: r.CompanyName, LastPatentCount: r.LastPatentCount,
-		NextRunAt: r.NextRunAt.UTC(), CreatedAt: r.CreatedAt.UTC()}
+		NextRunAt: r.NextRunAt.UTC(), CreatedAt: r.CreatedAt.UTC(), ConsecutiveFailures: r.ConsecutiveFailures}
 	if r.LastAnalysisAt != nil {
 		at := r.LastAnalysisAt.UTC()
 		t.LastAnalysisAt = &at
@@ -45,15 +49,45 @@ func (s *Store) ListTracked(ctx context.Context) ([]patent.TrackedCompany, error
 }
 
 // CreateTracked starts tracking a company, due for its first scheduled run
-// at once. Returns patent.ErrConflict when a company of the same name, in
-// any letter case, is tracked already.
+// at once. When a company of the same name, in any letter case, is tracked
+// already, it returns a *patent.AlreadyTrackedError (a kind of
+// patent.ErrConflict) carrying that company's current state.
+//
+// The insert skips a conflicting row instead of failing (a failed statement
+// would end a PostgreSQL transaction), and the row it conflicted with is
+// read in the same transaction; on PostgreSQL that row may be untracked
+// between the two statements, and then the insert is tried again.
 func (s *Store) CreateTracked(ctx context.Context, name patent.CompanyName) (patent.TrackedCompany, error) {
 	now := utc(s.now())
-	row := trackedCompanyRow{CompanyName: name.String(), NextRunAt: now, CreatedAt: now}
-	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+	var row trackedCompanyRow
+	err := s.inTx(ctx, func(tx *gorm.DB) error {
+		for range 3 {
+			row = trackedCompanyRow{CompanyName: name.String(), NextRunAt: now, CreatedAt: now}
+			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
+			if res.Error != nil || res.RowsAffected == 1 {
+				return res.Error
+			}
+			cur, err := trackedByName(tx, name)
+			if err == nil {
+				return &patent.AlreadyTrackedError{Tracked: cur.toDomain()}
+			}
+			if !errors.Is(err, gorm.ErrRecordNotFound) {
+				return err
+			}
+		}
+		return patent.ErrConflict // tracked and untracked over and over meanwhile
+	})
+	if err != nil {
 		return patent.TrackedCompany{}, fmt.Errorf("track %q: %w", name, translate(err, patent.ErrNotFound, patent.ErrConflict))
 	}
 	return row.toDomain(), nil
+}
+
+// trackedByName reads the company tracked under name in any letter case.
+func trackedByName(tx *gorm.DB, name patent.CompanyName) (trackedCompanyRow, error) {
+	var row trackedCompanyRow
+	err := tx.Where("lower(company_name) = ?", name.Key()).Take(&row).Error
+	return row, err
 }
 
 // DeleteTracked stops tracking the company whose name matches name in any
@@ -77,6 +111,33 @@ func (s *Store) DeleteTracked(ctx context.Context, name patent.CompanyName) erro
 // PostgreSQL the rows are locked with FOR UPDATE SKIP LOCKED, so claims
 // made at the same moment split the due rows instead of waiting.
 func (s *Store) ClaimDue(ctx context.Context, limit int, hold time.Duration) ([]patent.TrackedCompany, error) {
+	out, err := s.claim(ctx, "", nil, limit, hold)
+	if err != nil {
+		return nil, fmt.Errorf("claim due companies: %w", err)
+	}
+	return out, nil
+}
+
+// ClaimTracked claims the tracked company id as ClaimDue would, if it is
+// due: the run of a newly tracked company started at once, on the replica
+// that tracked it, instead of at the dispatcher's next tick. It reports
+// false when the company is not due (a dispatcher claimed it first, or it
+// ran already) or no longer tracked. A company is claimed by one of
+// ClaimDue and ClaimTracked only, whichever replicas call them.
+func (s *Store) ClaimTracked(ctx context.Context, id int64, hold time.Duration) (patent.TrackedCompany, bool, error) {
+	out, err := s.claim(ctx, "id = ? AND ", []any{id}, 1, hold)
+	if err != nil {
+		return patent.TrackedCompany{}, false, fmt.Errorf("claim tracked company %d: %w", id, err)
+	}
+	if len(out) == 0 {
+		return patent.TrackedCompany{}, false, nil
+	}
+	return out[0], true, nil
+}
+
+// claim claims up to limit due companies that also match where (a
+// condition ending in AND, with its args; empty for any).
+func (s *Store) claim(ctx context.Context, where string, args []any, limit int, hold time.Duration) ([]patent.TrackedCompany, error) {
 	now := utc(s.now())
 	lock := ""
 	if s.dialect == Postgres {
@@ -84,8 +145,8 @@ func (s *Store) ClaimDue(ctx context.Context, limit int, hold time.Duration) ([]
 	}
 	var rows []trackedCompanyRow
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
-		if err := tx.Raw("SELECT * FROM tracked_companies WHERE next_run_at <= ? ORDER BY next_run_at, id LIMIT ?"+lock, now, limit).
-			Scan(&rows).Error; err != nil {
+		q := "SELECT * FROM tracked_companies WHERE " + where + "next_run_at <= ? ORDER BY next_run_at, id LIMIT ?" + lock
+		if err := tx.Raw(q, append(args, now, limit)...).Scan(&rows).Error; err != nil {
 			return err
 		}
 		if len(rows) == 0 {
@@ -98,7 +159,7 @@ func (s *Store) ClaimDue(ctx context.Context, limit int, hold time.Duration) ([]
 		return tx.Model(&trackedCompanyRow{}).Where("id IN ?", ids).Update("next_run_at", now.Add(hold)).Error
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claim due companies: %w", err)
+		return nil, err
 	}
 	out := make([]patent.TrackedCompany, len(rows))
 	for i, r := range rows {
@@ -107,19 +168,35 @@ func (s *Store) ClaimDue(ctx context.Context, limit int, hold time.Duration) ([]
 	return out, nil
 }
 
-// RecordRun stores a scheduled run's outcome: the new patent count and time
-// of analysis, and the next run. A company untracked meanwhile is ignored.
-func (s *Store) RecordRun(ctx context.Context, id int64, count int, at, next time.Time) error {
+// RecordRun stores the outcome of a scheduled run whose search answered:
+// the new patent count and time of analysis, the consecutive failed runs
+// ending with this one (0 when it succeeded) and the next run. A company
+// untracked meanwhile is ignored.
+func (s *Store) RecordRun(ctx context.Context, id int64, count int, at time.Time, failures int, next time.Time) error {
 	at, next = utc(at), utc(next)
 	err := s.db.WithContext(ctx).Model(&trackedCompanyRow{}).Where("id = ?", id).
-		Updates(map[string]any{"last_patent_count": count, "last_analysis_at": at, "next_run_at": next}).Error
+		Updates(map[string]any{"last_patent_count": count, "last_analysis_at": at, "consecutive_failures": failures, "next_run_at": next}).Error
 	if err != nil {
 		return fmt.Errorf("record run of tracked company %d: %w", id, err)
 	}
 	return nil
 }
 
-// Reschedule sets a tracked company's next run (after a failed run).
+// RecordFailure stores a scheduled run that failed before it had a patent
+// count (the search failed): the consecutive failed runs ending with this
+// one, and the next run. The count and the time of the last analysis stay
+// as they were.
+func (s *Store) RecordFailure(ctx context.Context, id int64, failures int, next time.Time) error {
+	err := s.db.WithContext(ctx).Model(&trackedCompanyRow{}).Where("id = ?", id).
+		Updates(map[string]any{"consecutive_failures": failures, "next_run_at": utc(next)}).Error
+	if err != nil {
+		return fmt.Errorf("record failed run of tracked company %d: %w", id, err)
+	}
+	return nil
+}
+
+// Reschedule sets a tracked company's next run, leaving everything else
+// as it was (a claimed company handed back unrun).
 func (s *Store) Reschedule(ctx context.Context, id int64, next time.Time) error {
 	err := s.db.WithContext(ctx).Model(&trackedCompanyRow{}).Where("id = ?", id).Update("next_run_at", utc(next)).Error
 	if err != nil {

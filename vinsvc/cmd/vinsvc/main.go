@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -96,17 +97,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if cfg.SnapshotMode == vin.SnapshotOnly {
 		checks = neverChecked{}
 	}
-	handler := httpapi.NewServer(logger, cfg.ProxySecrets(), decoder, store, limiter, checks, shared, reg, time.Now(), time.Now)
+	handler := httpapi.NewServer(logger, cfg.ProxySecrets(), decoder, store, limiter, checks, shared, cfg.Demo, reg, time.Now(), time.Now)
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
 	}
-	srv := graceful.NewServer(handler, logger, client.MaxCallDuration()+httpapi.WriteSlack)
-	// A request is headers and at most a 64 KiB body: it is read whole
-	// within the header timeout. With the two deadlines equal, net/http sets
-	// the read deadline once per request instead of twice (a timer update
-	// under a lock, 2% of a cache hit's CPU under wrk).
-	srv.ReadTimeout = srv.ReadHeaderTimeout
+	srv := newHTTPServer(handler, logger, client.MaxCallDuration())
 
 	// Background loops, on a context that ends with ctx or a serving failure.
 	bg, stopBG := context.WithCancel(ctx)
@@ -144,10 +140,25 @@ func command(name string, stdout io.Writer) error {
 	return nil
 }
 
+// newHTTPServer returns the server for handler: graceful's timeouts, with
+// writes allowed the longest upstream call plus httpapi.WriteSlack. A
+// request is headers and at most a 64 KiB body: it is read whole within
+// the header timeout. With the two deadlines equal, net/http sets the read
+// deadline once per request instead of twice (a timer update under a
+// lock, 2% of a cache hit's CPU under wrk).
+func newHTTPServer(handler http.Handler, logger *slog.Logger, maxCall time.Duration) *http.Server {
+	srv := graceful.NewServer(handler, logger, maxCall+httpapi.WriteSlack)
+	srv.ReadTimeout = srv.ReadHeaderTimeout
+	return srv
+}
+
 // newLogger returns the service's JSON logger on stdout and logs the
 // effective configuration once.
 func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
 	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	if cfg.Demo { // every line says it comes from make demo
+		logger = logger.With("demo", true)
+	}
 	logger.Info("starting vinsvc", "version", version, "config", cfg)
 	if cfg.ProxySecretDefaulted {
 		logger.Warn("PROXY_SECRET is not set; using the development secret " + config.DevProxySecret + " (APP_ENV=development only)")

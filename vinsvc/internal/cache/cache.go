@@ -13,6 +13,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
@@ -37,6 +38,21 @@ var (
 // version of the service.
 var ErrSchema = errors.New("cache: unsupported schema version")
 
+// ErrLocked is matched (errors.Is) by Open's error when another process
+// holds the file's lock for longer than Open waits: another vinsvc, most
+// likely, started with the same CACHE_PATH. bbolt says only "timeout".
+var ErrLocked = errors.New("cache file is locked by another process")
+
+// lockedError is Open's error for a file another process holds: it names
+// the file and matches ErrLocked.
+type lockedError struct{ path string }
+
+func (e *lockedError) Error() string {
+	return "cache file " + e.path + " is locked by another process (another vinsvc running with the same CACHE_PATH?)"
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+
 // Cache is a TTL cache of decoded VINs in a bbolt file. It is safe for
 // concurrent use.
 type Cache struct {
@@ -52,7 +68,9 @@ type Cache struct {
 }
 
 // Open opens (creating if needed) the bbolt file at path and its directory.
-// now is the clock used for lifetimes; tests inject a fake one.
+// now is the clock used for lifetimes; tests inject a fake one. It returns
+// an error matching ErrLocked when another process holds the file for a
+// second, and ErrSchema for a file of an incompatible version.
 func Open(path string, ttl time.Duration, logger *slog.Logger, now func() time.Time) (*Cache, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("cache: create directory: %w", err)
@@ -64,6 +82,9 @@ func Open(path string, ttl time.Duration, logger *slog.Logger, now func() time.T
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
 	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, &lockedError{path: path}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cache: open %s: %w", path, err)
 	}

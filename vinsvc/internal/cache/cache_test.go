@@ -642,6 +642,31 @@ func TestOpenLocked(t *testing.T) {
 	}
 }
 
+// A file another process holds (here: opened with bbolt directly, which
+// takes the same lock) is reported as such, naming the file, not as
+// bbolt's bare "timeout".
+func TestOpenLockedByAnotherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vincache.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	c, err := cache.Open(path, testTTL, slog.New(slog.DiscardHandler), clocktest.New(t0).Now)
+	if err == nil {
+		c.Close()
+		t.Fatalf("Open(%q) = nil error, want %v", path, cache.ErrLocked)
+	}
+	if !errors.Is(err, cache.ErrLocked) {
+		t.Errorf("Open(%q) = %v, want an error matching %v", path, err, cache.ErrLocked)
+	}
+	want := "cache file " + path + " is locked by another process (another vinsvc running with the same CACHE_PATH?)"
+	if err.Error() != want {
+		t.Errorf("Open(%q) error = %q, want %q", path, err, want)
+	}
+}
+
 func TestOpenSchemaMismatch(t *testing.T) {
 	be := func(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 	for _, tt := range []struct {

@@ -30,6 +30,7 @@ var defaultLimit = ratelimit.Limit{N: 60, Per: time.Minute}
 // Config is the service's typed configuration.
 type Config struct {
 	AppEnv                string
+	Demo                  bool // DEMO: a make demo run; logs and health say demo: true
 	Port                  int
 	LogLevel              slog.Level
 	ProxySecret           Secret
@@ -85,6 +86,8 @@ type setting struct {
 var settings = []setting{
 	{"APP_ENV", Development, "`development` relaxes the secret rules; any other value is production-like.", false,
 		func(c *Config, v string) error { c.AppEnv = v; return nil }},
+	{"DEMO", "false", "`true` marks a `make demo` run against the project's recorded stand-ins for the upstreams: every log line and the health answer carry `demo: true`. Accepted only with `APP_ENV=development`. It starts nothing itself: the stand-ins run in `make demo`'s own process (devstack), which no setting of the service can start.", false,
+		func(c *Config, v string) error { return boolean(&c.Demo, v) }},
 	{"PORT", "8080", "TCP port the HTTP server listens on.", false,
 		func(c *Config, v string) error { return intIn(&c.Port, v, 1, 65535) }},
 	{"LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`.", false,
@@ -156,6 +159,9 @@ func Load(getenv func(string) string) (Config, error) {
 		} else {
 			errs = append(errs, fmt.Errorf("PROXY_SECRET: required when APP_ENV is %q (only %q may run without it)", c.AppEnv, Development))
 		}
+	}
+	if c.Demo && c.AppEnv != Development {
+		errs = append(errs, fmt.Errorf("DEMO: only make demo sets it, with APP_ENV=%q (APP_ENV is %q)", Development, c.AppEnv))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
@@ -300,5 +306,14 @@ func httpURL(dst *string, v string) error {
 		return errors.New("must be an absolute http or https URL")
 	}
 	*dst = strings.TrimRight(v, "/")
+	return nil
+}
+
+func boolean(dst *bool, v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return errors.New("must be true or false")
+	}
+	*dst = b
 	return nil
 }

@@ -21,6 +21,8 @@ type healthJSON struct {
 	// Redis is "ok", "unreachable" or "disabled" (no REDIS_URL); it never
 	// makes the service degraded: without Redis each replica answers alone.
 	Redis string `json:"redis"`
+	// Demo is true under make demo (DEMO=true), absent otherwise.
+	Demo bool `json:"demo,omitempty"`
 }
 
 // snapshotJSON is health's snapshot object (decisions.md): the mode,
@@ -63,7 +65,7 @@ type upstreamJSON struct {
 // handleHealth serves GET /v1/health: 200 "ok", or 503 "degraded" when the
 // cache store fails, or the last upstream check failed and no snapshot
 // answers in its place. Redis's state is shown and never degrades it.
-func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, shared SharedState, started time.Time, now func() time.Time) echo.HandlerFunc {
+func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, shared SharedState, demo bool, started time.Time, now func() time.Time) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
@@ -82,6 +84,7 @@ func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, shared Shar
 			},
 			Upstream: upstreamJSON{Catalog: "reachable"},
 			Redis:    shared.State(ctx),
+			Demo:     demo,
 		}
 		if !up.Reachable {
 			body.Upstream.Catalog = "unreachable"

@@ -137,3 +137,20 @@ func TestProbes(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthDemo: under make demo health says so; otherwise the field is
+// absent.
+func TestHealthDemo(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		opts := []option{}
+		if on {
+			opts = append(opts, demo())
+		}
+		rec := newEnv(t, opts...).do(t, request{target: "/v1/health", noAuth: true})
+		var h map[string]any
+		decode(t, rec, &h)
+		if got, present := h["demo"]; on && got != true || !on && present {
+			t.Errorf("demo %v: health %s", on, rec.Body)
+		}
+	}
+}

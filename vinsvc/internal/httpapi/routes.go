@@ -16,13 +16,13 @@ import (
 // A route's middleware goes through route.Wrap, which builds its chain
 // once, where Echo would build it again on every request.
 func addRoutes(e *echo.Echo, logger *slog.Logger, proxySecrets []string, dec Decoder, store Store,
-	limiter *ratelimit.Limiter, monitor UpstreamMonitor, shared SharedState, reg *prometheus.Registry, started time.Time, now func() time.Time) {
+	limiter *ratelimit.Limiter, monitor UpstreamMonitor, shared SharedState, demo bool, reg *prometheus.Registry, started time.Time, now func() time.Time) {
 	secret := requireProxySecret(proxySecrets)
 
 	v1 := e.Group("/v1")
 	v1.GET("/decode", route.Wrap(handleDecode(dec), secret, limit(limiter, decodeCost)))
 	v1.POST("/batch", route.Wrap(handleBatch(dec), secret, limit(limiter, batchCost)))
-	v1.GET("/health", handleHealth(store, dec, monitor, shared, started, now))
+	v1.GET("/health", handleHealth(store, dec, monitor, shared, demo, started, now))
 
 	// Readiness checks the cache store only, never vPIC nor Redis: the
 	// cache serves while the upstream is down, and the service runs on its

@@ -67,10 +67,11 @@ type SharedState interface {
 }
 
 // NewServer builds the service's router with its middleware and routes.
-// limiter is nil when rate limiting is off. Metrics about the cache, the
+// limiter is nil when rate limiting is off; demo marks a make demo run
+// in health. Metrics about the cache, the
 // decoder and the upstream are registered in reg.
 func NewServer(logger *slog.Logger, proxySecrets []string, dec Decoder, store Store, limiter *ratelimit.Limiter,
-	monitor UpstreamMonitor, shared SharedState, reg *prometheus.Registry, started time.Time, now func() time.Time) *echo.Echo {
+	monitor UpstreamMonitor, shared SharedState, demo bool, reg *prometheus.Registry, started time.Time, now func() time.Time) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard) // everything Echo reports reaches slog through the error handler
@@ -87,7 +88,7 @@ func NewServer(logger *slog.Logger, proxySecrets []string, dec Decoder, store St
 	e.Use(httperr.RejectOptions(false)) // no CORS: every OPTIONS is a wrong method
 
 	registerMetrics(reg, dec, store, monitor)
-	addRoutes(e, logger, proxySecrets, dec, store, limiter, monitor, shared, reg, started, now)
+	addRoutes(e, logger, proxySecrets, dec, store, limiter, monitor, shared, demo, reg, started, now)
 	return e
 }
 

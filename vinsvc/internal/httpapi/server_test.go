@@ -74,6 +74,7 @@ type options struct {
 	snap    vin.Snapshot
 	mode    vin.SnapshotMode
 	shared  httpapi.SharedState
+	demo    bool
 }
 
 // fixedShared is a Redis whose state is fixed.
@@ -82,6 +83,9 @@ type fixedShared string
 func (f fixedShared) State(context.Context) string { return string(f) }
 
 func withShared(s httpapi.SharedState) option { return func(o *options) { o.shared = s } }
+
+// demo marks the server as make demo's (health says demo: true).
+func demo() option { return func(o *options) { o.demo = true } }
 
 func quiet() option                        { return func(o *options) { o.quiet = true } }
 func withLimits(s string) option           { return func(o *options) { o.limits = s } }
@@ -132,7 +136,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 		d = o.decoder
 	}
 	started := clk.Now().Add(-time.Hour)
-	e := httpapi.NewServer(logger, []string{secret, previousSecret}, d, c, lim, mon, o.shared, reg, started, clk.Now)
+	e := httpapi.NewServer(logger, []string{secret, previousSecret}, d, c, lim, mon, o.shared, o.demo, reg, started, clk.Now)
 	return &env{e: e, up: up, cache: c, dec: dec, mon: mon, clk: clk, reg: reg, logs: logs, limiter: lim}
 }
 

@@ -154,15 +154,31 @@ func (s *Server) CallCount() int {
 	return len(s.calls)
 }
 
-// Answer is the default answer's content for a user prompt: a short
-// analysis text that carries a hash of the prompt, so different prompts get
-// different answers and the same prompt the same one.
+// Answer is the default answer's content for a user prompt: Markdown, as
+// models answer, built from the prompt alone and deterministically. It
+// says that it is a stand-in, lists the patents the prompt names (its
+// "=== <id> (published <date>): <title>" lines) and carries a fingerprint
+// of the prompt, so different prompts get different answers and the same
+// prompt the same one. make demo serves it as the language model.
 func Answer(prompt string) string {
 	sum := sha256.Sum256([]byte(prompt))
 	h := hex.EncodeToString(sum[:6])
-	return "## Summary\nFake analysis " + h + ": the filings cluster in a few related technology areas, " +
-		"and the recent ones extend earlier claims rather than open new fields.\n\n" +
-		"## Competitive implications\nIncremental, defensive portfolio growth (fingerprint " + h + ")."
+	var b strings.Builder
+	b.WriteString("## Stand-in analysis\n")
+	b.WriteString("Written by the demo's stand-in for a language model, not by a model: it restates the prompt " +
+		"(fingerprint " + h + ") and judges nothing.\n")
+	var listed []string
+	for _, line := range strings.Split(prompt, "\n") {
+		if rest, ok := strings.CutPrefix(line, "=== "); ok && strings.TrimSpace(rest) != "" {
+			listed = append(listed, "- "+strings.TrimSpace(rest))
+		}
+	}
+	if len(listed) > 0 {
+		fmt.Fprintf(&b, "\n## Patents in the prompt (%d)\n%s\n", len(listed), strings.Join(listed, "\n"))
+	}
+	fmt.Fprintf(&b, "\n## Summary\nThe prompt holds %d patent(s) and %d words; a real model would analyse them here.",
+		len(listed), len(strings.Fields(prompt)))
+	return b.String()
 }
 
 // Tokens is the fake's token count for text: one per four characters,

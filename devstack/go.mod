@@ -1,0 +1,14 @@
+module github.com/gatewayapis/devstack
+
+go 1.26.8
+
+require (
+	github.com/gatewayapis/patentsvc v0.0.0
+	github.com/gatewayapis/vinsvc v0.0.0
+)
+
+replace (
+	github.com/gatewayapis/patentsvc => ../patentsvc
+	github.com/gatewayapis/shared => ../shared
+	github.com/gatewayapis/vinsvc => ../vinsvc
+)

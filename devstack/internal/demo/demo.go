@@ -1,0 +1,123 @@
+// Package demo starts make demo's upstreams on free loopback ports: the
+// project's recorded fakes of vPIC and SerpApi's Google Patents engine,
+// the language-model stand-in, and a PDF host serving real published
+// patents. It returns the settings that point the two services at them.
+// Nothing here reaches the internet or needs a key.
+package demo
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	patentfakes "github.com/gatewayapis/patentsvc/fakes"
+	vinfakes "github.com/gatewayapis/vinsvc/fakes"
+)
+
+// PDFDir is where the PDF host's documents are, from the repository root:
+// patentsvc's own copies of real published patents (../shared/testdata).
+const PDFDir = "patentsvc/internal/pdf/testdata"
+
+// Companies are the companies the fake search knows: the assignees of the
+// documents in PDFDir, each with its patent as published (number, title,
+// date of the front page). Any other company has no results.
+var Companies = []patentfakes.Company{
+	{Name: "Apple Inc.", Patents: []patentfakes.Patent{
+		{Number: "US11151203B2", Title: "Interest embedding vectors", Date: "2021-10-19", PDFURL: "US11151203.pdf"}}},
+	{Name: "Clarios Advanced Solutions", Patents: []patentfakes.Patent{
+		{Number: "US11394072B2", Title: "Cell assembly for a battery", Date: "2022-07-19", PDFURL: "US11394072.pdf"}}},
+	{Name: "Oticon", Patents: []patentfakes.Patent{
+		{Number: "US11363389B2", Title: "Hearing device comprising a beamformer filtering unit for reducing feedback", Date: "2022-06-14", PDFURL: "US11363389.pdf"}}},
+	{Name: "Fuji Jukogyo Kabushiki Kaisha", Patents: []patentfakes.Patent{
+		{Number: "US8427103B2", Title: "Charging device for electric vehicle", Date: "2013-04-23", PDFURL: "US8427103.pdf"}}},
+	{Name: "Toshiba Global Commerce Solutions", Patents: []patentfakes.Patent{
+		{Number: "US8432257B2", Title: "Merchandise-integral transaction receipt and auditable product ownership trail", Date: "2013-04-30", PDFURL: "US8432257.pdf"}}},
+}
+
+// Stack is make demo's running upstreams.
+type Stack struct {
+	VPIC    *vinfakes.VPIC
+	SerpAPI *patentfakes.SerpAPI
+	LLM     *patentfakes.LLM
+	pdfs    *http.Server
+	pdfURL  string
+}
+
+// Start starts the upstreams; root is the repository's root.
+func Start(root string) (*Stack, error) {
+	dir := filepath.Join(root, PDFDir)
+	for _, c := range Companies {
+		for _, p := range c.Patents {
+			if _, err := os.Stat(filepath.Join(dir, p.PDFURL)); err != nil {
+				return nil, fmt.Errorf("demo PDF: %w", err)
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{pdfs: &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second},
+		pdfURL: "http://" + ln.Addr().String() + "/"}
+	go func() {
+		if err := s.pdfs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(os.Stderr, "devstack: PDF host:", err)
+		}
+	}()
+	companies := make([]patentfakes.Company, len(Companies))
+	for i, c := range Companies {
+		c.Patents = append([]patentfakes.Patent(nil), c.Patents...)
+		for j := range c.Patents {
+			c.Patents[j].PDFURL = s.pdfURL + c.Patents[j].PDFURL
+		}
+		companies[i] = c
+	}
+	s.VPIC = vinfakes.StartVPIC()
+	s.SerpAPI = patentfakes.StartSerpAPI(companies)
+	s.LLM = patentfakes.StartLLM()
+	return s, nil
+}
+
+// VinsvcEnv is vinsvc's settings under make demo, its data in dataDir.
+func (s *Stack) VinsvcEnv(dataDir string) []string {
+	return []string{
+		"APP_ENV=development", "DEMO=true",
+		"VPIC_BASE_URL=" + s.VPIC.BaseURL(),
+		"CACHE_PATH=" + filepath.Join(dataDir, "vincache.db"),
+	}
+}
+
+// PatentsvcEnv is patentsvc's settings under make demo, its data in
+// dataDir. The keys are placeholders: the stand-ins accept any.
+func (s *Stack) PatentsvcEnv(dataDir string) []string {
+	return []string{
+		"APP_ENV=development", "DEMO=true",
+		"DATABASE_URL=sqlite:" + filepath.Join(dataDir, "patentsvc.db"),
+		"STORAGE_BACKEND=local", "STORAGE_DIR=" + filepath.Join(dataDir, "patents"),
+		"SERPAPI_API_KEY=demo-key-not-secret", "SERPAPI_BASE_URL=" + s.SerpAPI.BaseURL(),
+		"LLM_API_KEY=demo-key-not-secret", "LLM_BASE_URL=" + s.LLM.BaseURL(),
+		"PDF_ALLOWED_HOSTS=127.0.0.1",
+	}
+}
+
+// Describe is what make demo prints about its upstreams.
+func (s *Stack) Describe() []string {
+	return []string{
+		"vPIC (recorded answers)       " + s.VPIC.BaseURL(),
+		"SerpApi Google Patents (fake) " + s.SerpAPI.BaseURL(),
+		"language model (stand-in)     " + s.LLM.BaseURL(),
+		"patent PDFs (" + PDFDir + ") " + s.pdfURL,
+	}
+}
+
+// Close stops the upstreams.
+func (s *Stack) Close() {
+	_ = s.pdfs.Close()
+	s.VPIC.Close()
+	s.SerpAPI.Close()
+	s.LLM.Close()
+}

@@ -1,0 +1,173 @@
+// Package supervise runs the services of make run and make demo as child
+// processes: their output interleaved line by line, each line prefixed by
+// the service's name, and all of them stopped as soon as one stops, so a
+// service that cannot start (a port taken, a bad setting) ends the whole
+// run with its own error line and a non-zero exit.
+package supervise
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Service is one child process.
+type Service struct {
+	Name string
+	Path string   // the binary
+	Args []string // after the binary's name
+	Env  []string // added to the supervisor's environment (later wins)
+}
+
+// StopTimeout is how long the children get to stop after SIGTERM before
+// they are killed.
+const StopTimeout = 20 * time.Second
+
+// exit is a child's end: its index and cmd.Wait's error.
+type exit struct {
+	i   int
+	err error
+}
+
+// ExitError reports the service that stopped first, with its exit status
+// and the last line it wrote to stderr (its own error line).
+type ExitError struct {
+	Service  string
+	Status   string
+	LastLine string
+}
+
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("%s stopped (%s)", e.Service, e.Status)
+	if e.LastLine != "" {
+		msg += ": " + e.LastLine
+	}
+	return msg
+}
+
+// Run starts every service and waits. When ctx ends it sends each one
+// SIGTERM and returns nil once they have stopped; when one stops first, it
+// stops the others the same way and returns an *ExitError for it. ready,
+// when not nil, is called once every service has started (not
+// necessarily listening yet).
+func Run(ctx context.Context, out io.Writer, services []Service, ready func()) error {
+	w := &prefixWriter{out: out, width: width(services)}
+	exits := make(chan exit, len(services))
+	procs := make([]*exec.Cmd, 0, len(services))
+	lasts := make([]*lastLine, len(services))
+	var copying sync.WaitGroup
+	for i, s := range services {
+		cmd := exec.Command(s.Path, s.Args...)
+		cmd.Env = append(os.Environ(), s.Env...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a Ctrl-C in the terminal reaches us, not them
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			stopAll(procs, exits, len(procs))
+			return err
+		}
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			stopAll(procs, exits, len(procs))
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			stopAll(procs, exits, len(procs))
+			return fmt.Errorf("start %s: %w", s.Name, err)
+		}
+		procs = append(procs, cmd)
+		lasts[i] = &lastLine{}
+		copying.Add(2)
+		go func() { defer copying.Done(); w.copyLines(s.Name, stdout, nil) }()
+		go func() { defer copying.Done(); w.copyLines(s.Name, stderr, lasts[i]) }()
+		go func() { exits <- exit{i, cmd.Wait()} }()
+	}
+	if ready != nil {
+		ready()
+	}
+	select {
+	case <-ctx.Done():
+		stopAll(procs, exits, len(procs))
+		copying.Wait()
+		return nil
+	case e := <-exits:
+		stopAll(procs, exits, len(procs)-1)
+		copying.Wait()
+		return &ExitError{Service: services[e.i].Name, Status: status(e.err), LastLine: lasts[e.i].get()}
+	}
+}
+
+// stopAll sends SIGTERM to every process still running and waits for
+// pending of them to report on exits, killing them after StopTimeout.
+func stopAll(procs []*exec.Cmd, exits <-chan exit, pending int) {
+	for _, p := range procs {
+		_ = p.Process.Signal(syscall.SIGTERM) // os.ErrProcessDone for one that has stopped
+	}
+	deadline := time.After(StopTimeout)
+	for range pending {
+		select {
+		case <-exits:
+		case <-deadline:
+			for _, p := range procs {
+				_ = p.Process.Kill()
+			}
+			deadline = nil // every process is killed: the waits end now
+		}
+	}
+}
+
+func status(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ProcessState.String()
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "exit status 0"
+}
+
+func width(services []Service) int {
+	n := 0
+	for _, s := range services {
+		n = max(n, len(s.Name))
+	}
+	return n
+}
+
+// prefixWriter writes whole lines, each prefixed with its service's name,
+// one at a time.
+type prefixWriter struct {
+	mu    sync.Mutex
+	out   io.Writer
+	width int
+}
+
+func (w *prefixWriter) copyLines(name string, r io.Reader, last *lastLine) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if last != nil && strings.TrimSpace(line) != "" {
+			last.set(line)
+		}
+		w.mu.Lock()
+		fmt.Fprintf(w.out, "%-*s | %s\n", w.width, name, line)
+		w.mu.Unlock()
+	}
+}
+
+type lastLine struct {
+	mu   sync.Mutex
+	line string
+}
+
+func (l *lastLine) set(s string) { l.mu.Lock(); l.line = s; l.mu.Unlock() }
+func (l *lastLine) get() string  { l.mu.Lock(); defer l.mu.Unlock(); return l.line }
