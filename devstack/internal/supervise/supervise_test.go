@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -35,9 +36,10 @@ func sh(name, script string) supervise.Service {
 func TestOneStopsAll(t *testing.T) {
 	var out syncBuffer
 	start := time.Now()
+	up := filepath.Join(t.TempDir(), "up") // long is ready for SIGTERM
 	err := supervise.Run(context.Background(), &out, []supervise.Service{
-		sh("long", `echo "$GREETING from long"; trap 'echo stopping; exit 0' TERM; sleep 60 & wait`),
-		sh("broken", `sleep 0.3; echo "listen on port 8081: address already in use" >&2; exit 1`),
+		sh("long", `trap 'echo stopping; exit 0' TERM; echo "$GREETING from long"; touch `+up+`; sleep 60 & wait`),
+		sh("broken", `while [ ! -e `+up+` ]; do sleep 0.05; done; echo "listen on port 8081: address already in use" >&2; exit 1`),
 	}, nil)
 	var ee *supervise.ExitError
 	if !errors.As(err, &ee) {
