@@ -23,11 +23,11 @@ FUZZ_TARGETS := \
 	patentsvc:./internal/patent/:FuzzParseCompanyName patentsvc:./internal/auth/:FuzzParse \
 	patentsvc:./internal/pdf/:FuzzExtract patentsvc:./internal/serpapi/:FuzzParseAnswer \
 	patentsvc:./internal/llm/:FuzzParseCompletion patentsvc:./internal/llm/:FuzzGatewayMessage \
-	patentsvc:./internal/webhook/:FuzzVerify
+	patentsvc:./internal/webhook/:FuzzVerify patentsvc:./internal/export/:FuzzMarkdownPDF
 
 .DEFAULT_GOAL := help
 .PHONY: help run demo tour run-vinsvc run-patentsvc test vet lint fmt bench bench-snapshot bench-wrk fuzz cover build tidy clean \
-	vpic-snapshot docker-vinsvc docker-patentsvc k8s-render k8s-apply
+	vpic-snapshot docker-vinsvc docker-patentsvc docker-patentsvc-ocr k8s-render k8s-apply
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%/-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-17s %s\n", $$1, $$2}'
@@ -171,6 +171,9 @@ docker-vinsvc: ## build the vinsvc image (context: the repo root) as $(IMAGE_REG
 
 docker-patentsvc: ## build the patentsvc image (context: the repo root) as $(IMAGE_REGISTRY)/patentsvc:$(VERSION) for $(PLATFORM)
 	docker build --platform $(PLATFORM) -f deploy/docker/patentsvc.Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE_REGISTRY)/patentsvc:$(VERSION) .
+
+docker-patentsvc-ocr: ## build the patentsvc image with tesseract OCR for scanned PDFs (Debian slim, about 210 MB) as $(IMAGE_REGISTRY)/patentsvc-ocr:$(VERSION)
+	docker build --platform $(PLATFORM) -f deploy/docker/patentsvc-ocr.Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE_REGISTRY)/patentsvc-ocr:$(VERSION) .
 
 k8s-render: ## print the manifests of deploy/k8s/overlays/$(OVERLAY) (OVERLAY=dev or prod)
 	kubectl kustomize deploy/k8s/overlays/$(OVERLAY)

@@ -123,7 +123,7 @@ func parseDockerfile(t *testing.T, service string) []stage {
 // (AS build) and its runtime stage (the last one).
 var extraStages = map[string][]string{
 	"vinsvc":    {"snapshot"}, // the vPIC snapshot (tools/vpic-snapshot.sh)
-	"patentsvc": nil,
+	"patentsvc": {"fonts"},    // the PDF report's CJK font (font_test.go)
 }
 
 // dockerStages is a Dockerfile's stages by role.

@@ -78,7 +78,7 @@ var importRules = []importRule{
 	{"jobs", roleCore, []string{"patent"}},      // core service: asynchronous batches as leased rows
 	{"schedule", roleCore, []string{"patent"}},  // core service: re-analysis of tracked companies, alerts
 
-	{"pdf", roleAdapter, []string{"patent"}},      // adapter: PDF sections (ledongthuc/pdf)
+	{"pdf", roleAdapter, []string{"patent"}},      // adapter: PDF sections (ledongthuc/pdf), OCR of scans (tesseract)
 	{"store", roleAdapter, []string{"patent"}},    // adapter: PostgreSQL or SQLite through GORM
 	{"serpapi", roleAdapter, []string{"patent"}},  // adapter: SerpApi patent search
 	{"llm", roleAdapter, []string{"patent"}},      // adapter: the LLM gateway

@@ -37,6 +37,19 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 # Kubernetes sets DATABASE_URL (PostgreSQL) and mounts a volume for STORAGE_DIR.
 RUN mkdir -p /out/data
 
+# Fonts: the PDF report's CJK fallback font (PDF_FONT_PATH), Droid Sans
+# Fallback of Debian 12's fonts-droid-fallback (Apache 2.0; Chinese, Japanese
+# kana and kanji, Korean hangul; 3.4 MB). It is a single TrueType font, which
+# gopdf embeds; Noto Sans CJK (fonts-noto-cjk) is a collection of CFF fonts
+# (.ttc), which it cannot. Its copyright file and the Apache 2.0 text go into
+# the image with it. A font is the same on every platform: the stage runs
+# natively. The tag follows Debian 12's point releases; the font package has
+# not changed since 2016.
+FROM --platform=$BUILDPLATFORM debian:12-slim AS fonts
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends fonts-droid-fallback \
+    && rm -rf /var/lib/apt/lists/*
+
 # Runtime: distroless static: no shell, no libc, CA certificates and tzdata
 # (the search, LLM, PDF and S3 clients need them), user nonroot =
 # 65532:65532. Pinned by the digest public Dockerfiles pin for this tag (it
@@ -46,6 +59,11 @@ RUN mkdir -p /out/data
 FROM gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
 COPY --from=build /out/patentsvc /usr/local/bin/patentsvc
 COPY --from=build --chown=65532:65532 /out/data /app/data
+# The CJK font, root's and read-only, at its Debian path (the tests' default).
+COPY --from=fonts /usr/share/fonts-droid-fallback/truetype/DroidSansFallback.ttf /usr/share/fonts-droid-fallback/truetype/DroidSansFallback.ttf
+COPY --from=fonts /usr/share/doc/fonts-droid-fallback/copyright /usr/share/doc/fonts-droid-fallback/copyright
+COPY --from=fonts /usr/share/common-licenses/Apache-2.0 /usr/share/common-licenses/Apache-2.0
+ENV PDF_FONT_PATH=/usr/share/fonts-droid-fallback/truetype/DroidSansFallback.ttf
 WORKDIR /app
 USER 65532:65532
 # PORT's default. Probes are HTTP (GET $ROOT_PATH/livez, $ROOT_PATH/readyz):

@@ -702,6 +702,28 @@ type TrackedCompany struct {
 	LastPatentCount int `json:"last_patent_count"`
 }
 
+// TrackingHistory defines model for TrackingHistory.
+type TrackingHistory struct {
+	// CompanyName As first written.
+	CompanyName string `json:"company_name"`
+
+	// Points The runs, oldest first.
+	Points []TrackingPoint `json:"points"`
+}
+
+// TrackingPoint defines model for TrackingPoint.
+type TrackingPoint struct {
+	// Alert Whether the run raised an alert.
+	Alert bool `json:"alert"`
+
+	// PatentCount The search's recent-patent count; null when the search failed.
+	PatentCount *int      `json:"patent_count"`
+	RunAt       time.Time `json:"run_at"`
+
+	// Success False for a failed run (its search failed, or its analysis did after the search).
+	Success bool `json:"success"`
+}
+
 // TrendsResponse defines model for TrendsResponse.
 type TrendsResponse struct {
 	ByMonth []struct {
@@ -874,6 +896,17 @@ type TrackCompanyParams struct {
 
 // UntrackCompanyParams defines parameters for UntrackCompany.
 type UntrackCompanyParams struct {
+	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
+	// logs when it is 1 to 128 characters of `[A-Za-z0-9._-]`; any other
+	// value is replaced by a new UUID.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetTrackedHistoryParams defines parameters for GetTrackedHistory.
+type GetTrackedHistoryParams struct {
+	// Days The window, in days.
+	Days *int `form:"days,omitempty" json:"days,omitempty"`
+
 	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
 	// logs when it is 1 to 128 characters of `[A-Za-z0-9._-]`; any other
 	// value is replaced by a new UUID.
@@ -1360,6 +1393,20 @@ type ClientInterface interface {
 	// Corresponds with DELETE /admin/tracked/{company_name} (the `UntrackCompany` operationId).
 	UntrackCompany(ctx context.Context, companyName CompanyNamePath, params *UntrackCompanyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetTrackedHistory A tracked company's scheduled runs
+	//
+	// The company's scheduled runs of the last `days` days, oldest first:
+	// one point per run that reported back, with the search's
+	// recent-patent count (null when the search failed), whether the run
+	// succeeded, and whether it raised an alert. The match is
+	// case-insensitive; `company_name` in the answer is the name as first
+	// written. Runs are kept `TRACKING_HISTORY_DAYS` (730 by default), so
+	// a longer window answers what is kept; a company untracked and
+	// tracked again starts a new history.
+	//
+	// Corresponds with GET /admin/tracked/{company_name}/history (the `GetTrackedHistory` operationId).
+	GetTrackedHistory(ctx context.Context, companyName CompanyNamePath, params *GetTrackedHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListUsers Users
 	//
 	// Every user, by id.
@@ -1600,9 +1647,13 @@ type ClientInterface interface {
 	//
 	// A4 report: title `Patent Analysis Report: <company>`, generation time,
 	// a summary table (Total Analyses, Analysis Types, Models Used) and one
-	// section per analysis (type, model, time, text). Text is drawn
-	// literally (`<`, `&`, `>` as such). The newest 1,000 analyses are
-	// rendered; the summary counts all of them.
+	// section per analysis (type, model, time, text). The text is rendered
+	// as Markdown (CommonMark and GFM tables: headings, lists, emphasis,
+	// code, tables as aligned text, links with their URL); raw HTML and
+	// entities are shown as written, never interpreted, and `<`, `&`, `>`
+	// as such. Characters the built-in fonts lack (CJK) are drawn in the
+	// `PDF_FONT_PATH` font when it has them, else as `�`. The newest 1,000
+	// analyses are rendered; the summary counts all of them.
 	//
 	// Corresponds with GET /export/{company_name}/pdf (the `ExportPDF` operationId).
 	ExportPDF(ctx context.Context, companyName CompanyNamePath, params *ExportPDFParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1773,6 +1824,30 @@ func (c *Client) TrackCompany(ctx context.Context, params *TrackCompanyParams, b
 // Corresponds with DELETE /admin/tracked/{company_name} (the `UntrackCompany` operationId).
 func (c *Client) UntrackCompany(ctx context.Context, companyName CompanyNamePath, params *UntrackCompanyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUntrackCompanyRequest(c.Server, companyName, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTrackedHistory A tracked company's scheduled runs
+//
+// The company's scheduled runs of the last `days` days, oldest first:
+// one point per run that reported back, with the search's
+// recent-patent count (null when the search failed), whether the run
+// succeeded, and whether it raised an alert. The match is
+// case-insensitive; `company_name` in the answer is the name as first
+// written. Runs are kept `TRACKING_HISTORY_DAYS` (730 by default), so
+// a longer window answers what is kept; a company untracked and
+// tracked again starts a new history.
+//
+// Corresponds with GET /admin/tracked/{company_name}/history (the `GetTrackedHistory` operationId).
+func (c *Client) GetTrackedHistory(ctx context.Context, companyName CompanyNamePath, params *GetTrackedHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTrackedHistoryRequest(c.Server, companyName, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2253,9 +2328,13 @@ func (c *Client) ExportCSV(ctx context.Context, companyName CompanyNamePath, par
 //
 // A4 report: title `Patent Analysis Report: <company>`, generation time,
 // a summary table (Total Analyses, Analysis Types, Models Used) and one
-// section per analysis (type, model, time, text). Text is drawn
-// literally (`<`, `&`, `>` as such). The newest 1,000 analyses are
-// rendered; the summary counts all of them.
+// section per analysis (type, model, time, text). The text is rendered
+// as Markdown (CommonMark and GFM tables: headings, lists, emphasis,
+// code, tables as aligned text, links with their URL); raw HTML and
+// entities are shown as written, never interpreted, and `<`, `&`, `>`
+// as such. Characters the built-in fonts lack (CJK) are drawn in the
+// `PDF_FONT_PATH` font when it has them, else as `�`. The newest 1,000
+// analyses are rendered; the summary counts all of them.
 //
 // Corresponds with GET /export/{company_name}/pdf (the `ExportPDF` operationId).
 func (c *Client) ExportPDF(ctx context.Context, companyName CompanyNamePath, params *ExportPDFParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2631,6 +2710,82 @@ func NewUntrackCompanyRequest(server string, companyName CompanyNamePath, params
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetTrackedHistoryRequest constructs an http.Request for the GetTrackedHistory method
+func NewGetTrackedHistoryRequest(server string, companyName CompanyNamePath, params *GetTrackedHistoryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "company_name", companyName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/tracked/%s/history", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Days != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "days", *params.Days, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -4229,6 +4384,22 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /admin/tracked/{company_name} (the `UntrackCompany` operationId).
 	UntrackCompanyWithResponse(ctx context.Context, companyName CompanyNamePath, params *UntrackCompanyParams, reqEditors ...RequestEditorFn) (*UntrackCompanyResponse, error)
 
+	// GetTrackedHistoryWithResponse A tracked company's scheduled runs
+	//
+	// The company's scheduled runs of the last `days` days, oldest first:
+	// one point per run that reported back, with the search's
+	// recent-patent count (null when the search failed), whether the run
+	// succeeded, and whether it raised an alert. The match is
+	// case-insensitive; `company_name` in the answer is the name as first
+	// written. Runs are kept `TRACKING_HISTORY_DAYS` (730 by default), so
+	// a longer window answers what is kept; a company untracked and
+	// tracked again starts a new history.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/tracked/{company_name}/history (the `GetTrackedHistory` operationId).
+	GetTrackedHistoryWithResponse(ctx context.Context, companyName CompanyNamePath, params *GetTrackedHistoryParams, reqEditors ...RequestEditorFn) (*GetTrackedHistoryResponse, error)
+
 	// ListUsersWithResponse Users
 	//
 	// Every user, by id.
@@ -4491,9 +4662,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// A4 report: title `Patent Analysis Report: <company>`, generation time,
 	// a summary table (Total Analyses, Analysis Types, Models Used) and one
-	// section per analysis (type, model, time, text). Text is drawn
-	// literally (`<`, `&`, `>` as such). The newest 1,000 analyses are
-	// rendered; the summary counts all of them.
+	// section per analysis (type, model, time, text). The text is rendered
+	// as Markdown (CommonMark and GFM tables: headings, lists, emphasis,
+	// code, tables as aligned text, links with their URL); raw HTML and
+	// entities are shown as written, never interpreted, and `<`, `&`, `>`
+	// as such. Characters the built-in fonts lack (CJK) are drawn in the
+	// `PDF_FONT_PATH` font when it has them, else as `�`. The newest 1,000
+	// analyses are rendered; the summary counts all of them.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5124,6 +5299,125 @@ func (r UntrackCompanyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UntrackCompanyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetTrackedHistoryResponse200Headers the declared response headers of an HTTP 200 response for GetTrackedHistory
+type GetTrackedHistoryResponse200Headers struct {
+	XRequestId string
+}
+
+// GetTrackedHistoryResponse401Headers the declared response headers of an HTTP 401 response for GetTrackedHistory
+type GetTrackedHistoryResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetTrackedHistoryResponse403Headers the declared response headers of an HTTP 403 response for GetTrackedHistory
+type GetTrackedHistoryResponse403Headers struct {
+	XRequestId string
+}
+
+// GetTrackedHistoryResponse404Headers the declared response headers of an HTTP 404 response for GetTrackedHistory
+type GetTrackedHistoryResponse404Headers struct {
+	XRequestId string
+}
+
+// GetTrackedHistoryResponse422Headers the declared response headers of an HTTP 422 response for GetTrackedHistory
+type GetTrackedHistoryResponse422Headers struct {
+	XRequestId string
+}
+
+// GetTrackedHistoryResponse500Headers the declared response headers of an HTTP 500 response for GetTrackedHistory
+type GetTrackedHistoryResponse500Headers struct {
+	XRequestId string
+}
+
+type GetTrackedHistoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TrackingHistory
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTrackedHistoryResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetTrackedHistoryResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetTrackedHistoryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetTrackedHistoryResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *GetTrackedHistoryResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetTrackedHistoryResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTrackedHistoryResponse) GetJSON200() *TrackingHistory {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetTrackedHistoryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetTrackedHistoryResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetTrackedHistoryResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetTrackedHistoryResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetTrackedHistoryResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTrackedHistoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTrackedHistoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTrackedHistoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTrackedHistoryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7766,6 +8060,28 @@ func (c *ClientWithResponses) UntrackCompanyWithResponse(ctx context.Context, co
 	return ParseUntrackCompanyResponse(rsp)
 }
 
+// GetTrackedHistoryWithResponse A tracked company's scheduled runs
+//
+// The company's scheduled runs of the last `days` days, oldest first:
+// one point per run that reported back, with the search's
+// recent-patent count (null when the search failed), whether the run
+// succeeded, and whether it raised an alert. The match is
+// case-insensitive; `company_name` in the answer is the name as first
+// written. Runs are kept `TRACKING_HISTORY_DAYS` (730 by default), so
+// a longer window answers what is kept; a company untracked and
+// tracked again starts a new history.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/tracked/{company_name}/history (the `GetTrackedHistory` operationId).
+func (c *ClientWithResponses) GetTrackedHistoryWithResponse(ctx context.Context, companyName CompanyNamePath, params *GetTrackedHistoryParams, reqEditors ...RequestEditorFn) (*GetTrackedHistoryResponse, error) {
+	rsp, err := c.GetTrackedHistory(ctx, companyName, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTrackedHistoryResponse(rsp)
+}
+
 // ListUsersWithResponse Users
 //
 // Every user, by id.
@@ -8166,9 +8482,13 @@ func (c *ClientWithResponses) ExportCSVWithResponse(ctx context.Context, company
 //
 // A4 report: title `Patent Analysis Report: <company>`, generation time,
 // a summary table (Total Analyses, Analysis Types, Models Used) and one
-// section per analysis (type, model, time, text). Text is drawn
-// literally (`<`, `&`, `>` as such). The newest 1,000 analyses are
-// rendered; the summary counts all of them.
+// section per analysis (type, model, time, text). The text is rendered
+// as Markdown (CommonMark and GFM tables: headings, lists, emphasis,
+// code, tables as aligned text, links with their URL); raw HTML and
+// entities are shown as written, never interpreted, and `<`, `&`, `>`
+// as such. Characters the built-in fonts lack (CJK) are drawn in the
+// `PDF_FONT_PATH` font when it has them, else as `�`. The newest 1,000
+// analyses are rendered; the summary counts all of them.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8887,6 +9207,137 @@ func ParseUntrackCompanyResponse(rsp *http.Response) (*UntrackCompanyResponse, e
 		response.Headers422 = &headers
 	case rsp.StatusCode == 500:
 		var headers UntrackCompanyResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetTrackedHistoryResponse parses an HTTP response from a GetTrackedHistoryWithResponse call
+func ParseGetTrackedHistoryResponse(rsp *http.Response) (*GetTrackedHistoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTrackedHistoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TrackingHistory
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTrackedHistoryResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetTrackedHistoryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetTrackedHistoryResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetTrackedHistoryResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers GetTrackedHistoryResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetTrackedHistoryResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/auth"
 	"github.com/gatewayapis/patentsvc/internal/config"
+	"github.com/gatewayapis/patentsvc/internal/export"
 	"github.com/gatewayapis/patentsvc/internal/httpapi"
 	"github.com/gatewayapis/patentsvc/internal/jobs"
 	"github.com/gatewayapis/patentsvc/internal/llm"
@@ -54,11 +55,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(args) > 1 {
-		return command(ctx, args, stdout)
+		return command(ctx, args, getenv, stdout)
 	}
 
 	// Configuration and logging.
-	cfg, err := config.Load(getenv)
+	cfg, pdfFonts, err := loadConfig(getenv)
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	analyzer := newAnalyzer(cfg, st, blobs, logger)
+	analyzer := newAnalyzer(cfg, st, blobs, newExtractor(ctx, cfg.PDFOCR, logger), logger)
 	hooks := newWebhooks(ctx, cfg, st, logger)
 	runner := jobs.NewRunner(ctx, st, analyzer, jobs.OwnerID(), cfg.JobsMaxConcurrent, hooks.JobDeliveries, logger)
 	sched, err := newScheduler(ctx, cfg, st, analyzer, hooks, logger)
@@ -95,7 +96,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// HTTP server.
 	reg := observe.NewRegistry()
 	hooks.RegisterMetrics(reg)
-	handler := httpapi.NewServer(logger, serverOptions(cfg, sched), authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
+	handler := httpapi.NewServer(logger, serverOptions(cfg, sched, pdfFonts), authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
 	if err != nil {
 		_ = sched.Shutdown(ctx)
@@ -108,7 +109,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	defer stopBG()
 	var loops sync.WaitGroup
 	loops.Go(func() { ratelimit.RunJanitor(bg, ratelimit.JanitorInterval, limits.Windows()...) })
-	loops.Go(func() { st.RunPruner(bg, store.PruneInterval, logger) })
+	loops.Go(func() { st.RunPruner(bg, store.PruneInterval, cfg.TrackingHistory, logger) })
 	loops.Go(func() { runner.Run(bg) })
 	loops.Go(func() { hooks.Run(bg) })
 	sched.Start()
@@ -130,7 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 }
 
 // command runs the subcommand args[1].
-func command(ctx context.Context, args []string, stdout io.Writer) error {
+func command(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	switch args[1] {
 	case "version":
 		fmt.Fprintln(stdout, version)
@@ -139,7 +140,7 @@ func command(ctx context.Context, args []string, stdout io.Writer) error {
 		if len(args) != 3 {
 			return errors.New("usage: patentsvc extract FILE.pdf")
 		}
-		return extract(ctx, args[2], stdout)
+		return extract(ctx, args[2], getenv, stdout)
 	default:
 		return fmt.Errorf("unknown command %q (usage: patentsvc [version | extract FILE.pdf])", args[1])
 	}
@@ -206,7 +207,7 @@ func openPDFStore(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 }
 
 // newAnalyzer builds the analysis pipeline on its upstream clients.
-func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, logger *slog.Logger) *analysis.Analyzer {
+func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, extractor *pdf.Extractor, logger *slog.Logger) *analysis.Analyzer {
 	return analysis.New(analysis.Config{
 		UseCache:     cfg.UseCache,
 		SearchTTL:    cfg.SerpCacheTTL,
@@ -220,7 +221,25 @@ func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, log
 		serpapi.NewClient(cfg.SerpAPIBaseURL, cfg.SerpAPIKey.Reveal(), cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
 		llm.NewClient(cfg.LLMBaseURL, cfg.LLMAPIKey.Reveal(), cfg.LLMTimeout, cfg.UpstreamRetries, logger),
 		pdfstore.NewDownloader(cfg.PDFAllowedHosts, cfg.PDFMaxBytes, cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
-		blobs, pdf.Extract, st, logger, time.Now)
+		blobs, extractor.Extract, st, logger, time.Now)
+}
+
+// newExtractor returns the PDF section extractor: with PDF_OCR=auto it
+// reads PDFs without a text layer by OCR when tesseract and its English
+// data are installed. Otherwise such PDFs are reported as scans, with the
+// reason.
+func newExtractor(ctx context.Context, mode string, logger *slog.Logger) *pdf.Extractor {
+	if mode == "off" {
+		logger.Info("pdf ocr off (PDF_OCR=off)")
+		return pdf.NewExtractor(nil, "PDF_OCR is off")
+	}
+	tess, err := pdf.FindTesseract(ctx, "eng", pdf.PageTimeout)
+	if err != nil {
+		logger.Info("pdf ocr unavailable; scanned PDFs without a text layer are not read", "reason", err.Error())
+		return pdf.NewExtractor(nil, err.Error())
+	}
+	logger.Info("pdf ocr ready", "page_timeout", pdf.PageTimeout.String())
+	return pdf.NewExtractor(tess, "")
 }
 
 // newWebhooks builds the webhook dispatcher: it composes the deliveries
@@ -269,7 +288,7 @@ func storeDialect(db config.Database) string {
 }
 
 // serverOptions are the settings the HTTP layer needs.
-func serverOptions(cfg config.Config, sched *schedule.Scheduler) httpapi.Options {
+func serverOptions(cfg config.Config, sched *schedule.Scheduler, pdfFonts *export.Fonts) httpapi.Options {
 	return httpapi.Options{
 		Version:         version,
 		RootPath:        cfg.RootPath,
@@ -280,7 +299,53 @@ func serverOptions(cfg config.Config, sched *schedule.Scheduler) httpapi.Options
 		Demo:            cfg.Demo,
 		Scheduler:       sched.State,
 		RunNow:          sched.RunNow,
+		PDF:             export.PDFOptions{Fonts: pdfFonts},
 	}
+}
+
+// loadConfig reads the configuration and loads the files it names: the
+// PDF report's fonts, read once, so that a bad PDF_FONT_PATH stops
+// start-up.
+func loadConfig(getenv func(string) string) (config.Config, *export.Fonts, error) {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return config.Config{}, nil, err
+	}
+	fonts, err := loadPDFFonts(cfg)
+	if err != nil {
+		return config.Config{}, nil, err
+	}
+	return cfg, fonts, nil
+}
+
+// loadPDFFonts reads and parses the PDF report's fonts: the Go fonts and,
+// when PDF_FONT_PATH is set, the fallback font (with PDF_FONT_BOLD_PATH as
+// its bold).
+func loadPDFFonts(cfg config.Config) (*export.Fonts, error) {
+	var regular, bold []byte
+	var err error
+	if cfg.PDFFontPath != "" {
+		if regular, err = os.ReadFile(cfg.PDFFontPath); err != nil {
+			return nil, fmt.Errorf("PDF_FONT_PATH: %w", err)
+		}
+	}
+	if cfg.PDFFontBoldPath != "" {
+		if bold, err = os.ReadFile(cfg.PDFFontBoldPath); err != nil {
+			return nil, fmt.Errorf("PDF_FONT_BOLD_PATH: %w", err)
+		}
+	}
+	fonts, err := export.NewFonts(regular, bold)
+	if err != nil {
+		return nil, fmt.Errorf("PDF_FONT_PATH %s, PDF_FONT_BOLD_PATH %s: %w", orNone(cfg.PDFFontPath), orNone(cfg.PDFFontBoldPath), err)
+	}
+	return fonts, nil
+}
+
+func orNone(path string) string {
+	if path == "" {
+		return "(not set)"
+	}
+	return strconv.Quote(path)
 }
 
 // waitForWork lets the work in progress finish within drain: the
@@ -298,9 +363,23 @@ func waitForWork(drain context.Context, sched *schedule.Scheduler, runner *jobs.
 	}
 }
 
-// extract prints the sections of a patent PDF as JSON.
-func extract(ctx context.Context, path string, stdout io.Writer) error {
-	s, err := pdf.ExtractFile(ctx, path)
+// extract prints the sections of a patent PDF as JSON, reading a scan by
+// OCR as the service would (PDF_OCR).
+func extract(ctx context.Context, path string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("extract %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("extract %s: %w", path, err)
+	}
+	s, err := newExtractor(ctx, cfg.PDFOCR, slog.New(slog.DiscardHandler)).Extract(ctx, f, fi.Size())
 	if err != nil {
 		return fmt.Errorf("extract %s: %w", path, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -224,6 +225,48 @@ func TestRunRefusesBadConfig(t *testing.T) {
 	}
 }
 
+// TestRunPDFFonts: a PDF_FONT_PATH that cannot be loaded stops start-up
+// with an error naming it; a good one starts.
+func TestRunPDFFonts(t *testing.T) {
+	dir := t.TempDir()
+	collection := filepath.Join(dir, "fonts.ttc")
+	if err := os.WriteFile(collection, append([]byte("ttcf"), make([]byte, 64)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join("..", "..", "internal", "export", "testdata", "fonts", "DroidSansFallback-subset.ttf")
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"missing", map[string]string{"PDF_FONT_PATH": filepath.Join(dir, "nope.ttf")}, []string{"PDF_FONT_PATH", "nope.ttf", "no such file"}},
+		{"collection", map[string]string{"PDF_FONT_PATH": collection}, []string{"PDF_FONT_PATH", "fonts.ttc", "collection"}},
+		{"bad bold", map[string]string{"PDF_FONT_PATH": good, "PDF_FONT_BOLD_PATH": collection}, []string{"PDF_FONT_BOLD_PATH", "fallback bold font", "collection"}},
+		{"missing bold", map[string]string{"PDF_FONT_PATH": good, "PDF_FONT_BOLD_PATH": filepath.Join(dir, "bold.ttf")}, []string{"PDF_FONT_BOLD_PATH", "bold.ttf"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := run(context.Background(), []string{"patentsvc"}, func(k string) string { return tt.env[k] }, io.Discard)
+			if err == nil {
+				t.Fatal("run started, want a font error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("run error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+	t.Run("good", func(t *testing.T) {
+		base, stop, logs := start(t, map[string]string{"DATABASE_URL": filepath.Join(dir, "patentsvc.db"), "PDF_FONT_PATH": good, "STORAGE_DIR": filepath.Join(dir, "patents")})
+		if code, _ := call(t, "GET", base+"/livez", "", nil); code != 200 {
+			t.Errorf("livez = %d", code)
+		}
+		if err := stop(); err != nil {
+			t.Fatalf("run = %v\n%s", err, logs)
+		}
+	})
+}
+
 // TestRunAnalysisFlow runs the service against the fakes of the search
 // API, the LLM gateway and a PDF host: a company analysis, an async job
 // polled to completion, and the listing.
@@ -293,9 +336,12 @@ func TestRunExtract(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &s); err != nil || s.Pages < 10 || s.Abstract == "" || len(s.Claims) == 0 || !s.Claims[0].Independent {
 		t.Fatalf("extract = %s (%v)", out.String(), err)
 	}
-	err := run(context.Background(), []string{"patentsvc", "extract", filepath.Join(analysistest.PDFDir(), analysistest.ScannedPDF)}, func(string) string { return "" }, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "no text layer") {
-		t.Errorf("extract of a scan = %v, want the image-only error", err)
+	// With OCR on (PDF_OCR=auto) the scan's text would be read when
+	// tesseract is installed: internal/pdf tests that.
+	ocrOff := func(k string) string { return map[string]string{"PDF_OCR": "off"}[k] }
+	err := run(context.Background(), []string{"patentsvc", "extract", filepath.Join(analysistest.PDFDir(), analysistest.ScannedPDF)}, ocrOff, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "no text layer") || !strings.Contains(err.Error(), "PDF_OCR is off") {
+		t.Errorf("extract of a scan = %v, want the image-only error with its reason", err)
 	}
 }
 

@@ -301,7 +301,9 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 	case errors.Is(err, patent.ErrPDFNotFound):
 		return patent.PatentAnalysis{}, fmt.Errorf("%w: %s", patent.ErrPDFNotFound, id)
 	case errors.Is(err, patent.ErrPDFUnreadable):
-		return patent.PatentAnalysis{}, fmt.Errorf("%w: %s: %v", patent.ErrPDFUnreadable, id, err)
+		// err stays in the chain: its *patent.NotOCRedError says why OCR
+		// did not read the scan.
+		return patent.PatentAnalysis{}, fmt.Errorf("%w: %s: %w", patent.ErrPDFUnreadable, id, err)
 	case err != nil:
 		return patent.PatentAnalysis{}, fmt.Errorf("%w: %s: %v", patent.ErrPDFNotFound, id, err)
 	}

@@ -253,7 +253,9 @@ func TestAnalyzePatent(t *testing.T) {
 	// A scanned PDF is unreadable.
 	w.PDFs.Add("US10000009B2", analysistest.ScannedPDF)
 	w.Store.UpsertPatent(ctx, patent.StoredPatent{PatentID: "US10000009B2", PDFLink: w.PDFs.URL + "/pdfs/US10000009B2.pdf"})
-	if _, err := an.AnalyzePatent(ctx, "US10000009B2", "Acme Corp", patent.AnalyzeOptions{}); !errors.Is(err, patent.ErrPDFUnreadable) {
-		t.Errorf("scanned PDF: %v, want ErrUnreadable", err)
+	_, err = an.AnalyzePatent(ctx, "US10000009B2", "Acme Corp", patent.AnalyzeOptions{})
+	var no *patent.NotOCRedError
+	if !errors.Is(err, patent.ErrPDFUnreadable) || !errors.As(err, &no) || no.Reason != analysistest.NoOCR {
+		t.Errorf("scanned PDF: %v, want ErrUnreadable with why OCR did not read it", err)
 	}
 }

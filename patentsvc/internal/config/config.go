@@ -73,17 +73,21 @@ type Config struct {
 	PDFAllowedHosts      []string
 	PDFMaxBytes          int64
 	PDFWorkers           int
+	PDFOCR               string // PDF_OCR: "auto" (OCR image-only PDFs when tesseract is installed) or "off"
 	UpstreamTimeout      time.Duration
 	UpstreamRetries      int
 	LLMTimeout           time.Duration
 	LLMMaxTokens         int
 	PromptMaxChars       int
 	JobsMaxConcurrent    int
+	PDFFontPath          string // PDF_FONT_PATH: the PDF report's fallback font (CJK); empty for none
+	PDFFontBoldPath      string // PDF_FONT_BOLD_PATH: its bold; empty uses PDFFontPath
 
 	SchedulerEnabled       bool
 	ScheduleInterval       time.Duration
 	ScheduleRetryBase      time.Duration
 	ChangeThresholdPercent float64
+	TrackingHistory        time.Duration // TRACKING_HISTORY_DAYS: how long tracking_runs rows are kept
 	WebhookURLs            []string
 	WebhookSecret          Secret
 	WebhookRetrySchedule   []time.Duration
@@ -189,6 +193,8 @@ var settings = []setting{
 		}},
 	{"PDF_WORKERS", "4", "PDFs of one company fetched and read at once.", false,
 		func(c *Config, v string) error { return intIn(&c.PDFWorkers, v, 1, 32) }},
+	{"PDF_OCR", "auto", "`auto`: a PDF without a text layer (a scan) is read by OCR when the `tesseract` program and its English data are installed (the `patentsvc-ocr` image has them; the default image does not), at most 60 s a page and 50 pages a document; `off`: never. Without OCR such a PDF is reported as a scanned document, with the reason (`PDF_OCR is off`, `OCR unavailable: no tesseract on PATH`).", false,
+		func(c *Config, v string) error { return oneOf(&c.PDFOCR, v, "auto", "off") }},
 	{"UPSTREAM_TIMEOUT", "30s", "Timeout of one attempt at the patent search or a PDF download.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.UpstreamTimeout, v) }},
 	{"UPSTREAM_RETRIES", "2", "Retries after the first attempt of a search, LLM call or download (0 to 10), for network errors, timeouts, throttling and 5xx.", false,
@@ -201,6 +207,10 @@ var settings = []setting{
 		func(c *Config, v string) error { return intIn(&c.PromptMaxChars, v, 1000, 400000) }},
 	{"JOBS_MAX_CONCURRENT", "2", "Asynchronous batch jobs run at once by one process; the others wait, pending.", false,
 		func(c *Config, v string) error { return intIn(&c.JobsMaxConcurrent, v, 1, 16) }},
+	{"PDF_FONT_PATH", "", "TrueType font file (`.ttf`: a single font with TrueType outlines, not a `.ttc` collection nor a CFF `.otf`) in which the PDF report draws the characters its built-in Go fonts lack, such as Chinese, Japanese and Korean. Empty: none, and those characters show as U+FFFD. The container image sets it to Droid Sans Fallback (Debian's `fonts-droid-fallback`, Apache 2.0). A file that cannot be read or is not such a font stops start-up.", false,
+		func(c *Config, v string) error { c.PDFFontPath = v; return nil }},
+	{"PDF_FONT_BOLD_PATH", "", "Bold of `PDF_FONT_PATH`, for bold text (same format); empty: `PDF_FONT_PATH` draws bold text too. Requires `PDF_FONT_PATH`.", false,
+		func(c *Config, v string) error { c.PDFFontBoldPath = v; return nil }},
 
 	{"SCHEDULER_ENABLED", "true", "Runs the periodic re-analysis of tracked companies.", false,
 		func(c *Config, v string) error { return boolean(&c.SchedulerEnabled, v) }},
@@ -210,6 +220,8 @@ var settings = []setting{
 		func(c *Config, v string) error { return positiveDuration(&c.ScheduleRetryBase, v) }},
 	{"CHANGE_THRESHOLD_PERCENT", "20", "Smallest patent-count change, in percent, that raises an alert (decimals allowed).", false,
 		func(c *Config, v string) error { return percent(&c.ChangeThresholdPercent, v) }},
+	{"TRACKING_HISTORY_DAYS", "730", "Days a tracked company's scheduled runs are kept (`tracking_runs`: the history of `GET /admin/tracked/{company_name}/history` and of the PDF report's chart), 1 to 3650; older ones are pruned hourly.", false,
+		func(c *Config, v string) error { return days(&c.TrackingHistory, v, 1, 3650) }},
 	{"WEBHOOK_URLS", "", "Comma-separated webhook targets (Slack incoming webhooks get Slack messages). Treated as secret: webhook URLs often carry their token.", true,
 		func(c *Config, v string) error { return urls(&c.WebhookURLs, v) }},
 	{"WEBHOOK_SECRET", "", "When set, generic webhooks carry Standard Webhooks signatures.", true,
@@ -248,6 +260,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if prev := c.JWTSecretPrev.Reveal(); prev != "" && c.AppEnv != Development && len(prev) < MinJWTSecret {
 		errs = append(errs, fmt.Errorf("JWT_SECRET_PREVIOUS: %d bytes is too short when APP_ENV is %q; use at least %d", len(prev), c.AppEnv, MinJWTSecret))
+	}
+	if c.PDFFontBoldPath != "" && c.PDFFontPath == "" {
+		errs = append(errs, errors.New("PDF_FONT_BOLD_PATH: requires PDF_FONT_PATH (the regular font)"))
 	}
 	if c.StorageBackend == "s3" && c.S3Bucket == "" {
 		errs = append(errs, errors.New("S3_BUCKET: required when STORAGE_BACKEND is s3"))
@@ -299,9 +314,12 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("llm_api_key_set", c.LLMAPIKey != ""),
 		slog.Bool("use_cache", c.UseCache),
 		slog.String("storage_backend", c.StorageBackend),
+		slog.String("pdf_ocr", c.PDFOCR),
+		slog.String("pdf_font_path", c.PDFFontPath),
 		slog.Bool("scheduler_enabled", c.SchedulerEnabled),
 		slog.String("schedule_interval", c.ScheduleInterval.String()),
 		slog.String("schedule_retry_base", c.ScheduleRetryBase.String()),
+		slog.String("tracking_history", c.TrackingHistory.String()),
 		slog.Int("webhook_urls", len(c.WebhookURLs)),
 	)
 }
@@ -501,6 +519,16 @@ func positiveDuration(dst *time.Duration, v string) error {
 		return errors.New("must be positive")
 	}
 	*dst = d
+	return nil
+}
+
+// days reads a whole number of days within [lo, hi] as a duration.
+func days(dst *time.Duration, v string, lo, hi int) error {
+	var n int
+	if err := intIn(&n, v, lo, hi); err != nil {
+		return err
+	}
+	*dst = time.Duration(n) * 24 * time.Hour
 	return nil
 }
 

@@ -46,10 +46,12 @@ func TestLoadDefaults(t *testing.T) {
 		{"StorageBackend", c.StorageBackend, "local"},
 		{"StorageDir", c.StorageDir, "data/patents"},
 		{"PDFAllowedHosts", strings.Join(c.PDFAllowedHosts, ","), "patentimages.storage.googleapis.com"},
+		{"PDFOCR", c.PDFOCR, "auto"},
 		{"SchedulerEnabled", c.SchedulerEnabled, true},
 		{"ScheduleInterval", c.ScheduleInterval, 24 * time.Hour},
 		{"ScheduleRetryBase", c.ScheduleRetryBase, time.Minute},
 		{"ChangeThresholdPercent", c.ChangeThresholdPercent, 20.0},
+		{"TrackingHistory", c.TrackingHistory, 730 * 24 * time.Hour},
 		{"ShutdownTimeout", c.ShutdownTimeout, 15 * time.Second},
 		{"AnalyzerMissing", strings.Join(c.AnalyzerMissing(), ","), "SERPAPI_API_KEY,LLM_API_KEY"},
 	} {
@@ -64,14 +66,14 @@ func TestLoadValues(t *testing.T) {
 		"APP_ENV": "production", "JWT_SECRET": strings.Repeat("k", 32), "ROOT_PATH": "/patents/",
 		"TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7", "LOG_LEVEL": "warning", "SCHEDULE_INTERVAL_HOURS": "0.01",
 		"CHANGE_THRESHOLD_PERCENT": "12.5", "USE_CACHE": "false", "DATABASE_URL": "postgres://u:pw@db:5432/p",
-		"MODEL": "mistralai/mistral-nemo", "STORAGE_BACKEND": "s3", "S3_BUCKET": "pdfs",
+		"MODEL": "mistralai/mistral-nemo", "STORAGE_BACKEND": "s3", "S3_BUCKET": "pdfs", "PDF_OCR": "off",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.RootPath != "/patents" || c.LogLevel != slog.LevelWarn || c.ScheduleInterval != 36*time.Second ||
 		c.ChangeThresholdPercent != 12.5 || c.UseCache || c.Database.DSN.Reveal() != "postgres://u:pw@db:5432/p" || c.Database.Dialect != config.Postgres ||
-		c.Model != "mistralai/mistral-nemo" || len(c.TrustedProxies) != 2 ||
+		c.Model != "mistralai/mistral-nemo" || len(c.TrustedProxies) != 2 || c.PDFOCR != "off" ||
 		c.TrustedProxies[1] != netip.MustParsePrefix("192.168.1.7/32") {
 		t.Errorf("Load = %+v", c)
 	}
@@ -98,9 +100,13 @@ func TestLoadErrors(t *testing.T) {
 		{"bad bool", map[string]string{"USE_CACHE": "sometimes"}, []string{"USE_CACHE"}},
 		{"bad hours", map[string]string{"SCHEDULE_INTERVAL_HOURS": "-1"}, []string{"SCHEDULE_INTERVAL_HOURS"}},
 		{"bad retry base", map[string]string{"SCHEDULE_RETRY_BASE": "0s"}, []string{"SCHEDULE_RETRY_BASE"}},
+		{"history too long", map[string]string{"TRACKING_HISTORY_DAYS": "3651"}, []string{"TRACKING_HISTORY_DAYS", "between 1 and 3650"}},
+		{"history not days", map[string]string{"TRACKING_HISTORY_DAYS": "2y"}, []string{"TRACKING_HISTORY_DAYS", "whole number"}},
 		{"bad percent", map[string]string{"CHANGE_THRESHOLD_PERCENT": "lots"}, []string{"CHANGE_THRESHOLD_PERCENT"}},
 		{"bad backend", map[string]string{"STORAGE_BACKEND": "ftp"}, []string{"STORAGE_BACKEND"}},
+		{"bad pdf ocr", map[string]string{"PDF_OCR": "on"}, []string{"PDF_OCR", "auto, off"}},
 		{"s3 without bucket", map[string]string{"STORAGE_BACKEND": "s3"}, []string{"S3_BUCKET"}},
+		{"pdf bold font alone", map[string]string{"PDF_FONT_BOLD_PATH": "/fonts/bold.ttf"}, []string{"PDF_FONT_BOLD_PATH", "requires PDF_FONT_PATH"}},
 		{"bad cost", map[string]string{"BCRYPT_COST": "3"}, []string{"BCRYPT_COST"}},
 		{"bad url", map[string]string{"LLM_BASE_URL": "openrouter.ai"}, []string{"LLM_BASE_URL"}},
 		{"empty cors list", map[string]string{"CORS_ORIGINS": " , "}, []string{"CORS_ORIGINS", "at least one origin"}},

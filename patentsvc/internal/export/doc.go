@@ -24,14 +24,44 @@
 // <company>", "Generated <YYYY-MM-DD HH:MM UTC>", a summary table (Total
 // Analyses, Analysis Types, Models Used), then one section per analysis
 // with a bold heading (number and type), its model, time and patent, and
-// its text, word-wrapped, with page breaks and a "Page N" footer.
+// its text rendered as Markdown, with page breaks and a "Page N" footer.
+// PDFWithOptions does the same with the fonts of a Fonts, which NewFonts
+// builds once (the service at start-up, from PDF_FONT_PATH).
 //
-// The text is drawn literally, as decisions.md rules ("PDF export"): "<",
-// "&", ">" and quotes appear as such, never as entities and never dropped.
-// gopdf writes every string as glyph ids in a hex string, so nothing in
-// the text needs escaping for the PDF writer; the spec's "escaped for XML
-// special characters" describes the original service's HTML-like
-// renderer, and escaping here would print the entities.
+// # Markdown
+//
+// The analysis text is the model's answer, which is Markdown. It is parsed
+// with goldmark (CommonMark and the GFM table extension; no other
+// extension, so "~~", task boxes and bare URLs stay as written) and drawn:
+// headings bold, in sizes by level (13 pt for "#" down to 10 pt, the body
+// size, for "####" to "######", the last two italic); paragraphs; bullet
+// lists ("•", "◦", "▪" by depth) and numbered lists, their own numbers and
+// delimiter kept, with hanging indents, nested lists indented further;
+// bold, italic and both (Go bold, italic, bold italic); inline code in Go
+// Mono on a light grey box, code blocks (fenced or indented) in Go Mono on
+// a grey band, their lines and indentation kept; block quotes indented
+// with a grey bar; thematic breaks as a rule; links as their text then
+// the URL in parentheses, in grey (once only when the text is the URL:
+// autolinks); images as "[image: alt] (URL)"; hard line breaks kept, soft
+// ones a space (none between two CJK characters). GFM tables are aligned
+// columns of text, see table.go: a bold header over a rule, each column as
+// wide as its widest cell when the table fits, else the narrow columns
+// kept and the rest sharing the width, their cells wrapped and aligned as
+// the delimiter row says; a row that does not fit the page starts the
+// next one under the header again; a table of more columns than fit at 30
+// points each is drawn as "header: value" lines per row. Nesting past half
+// the content width indents no further.
+//
+// The text is drawn literally, as decisions.md rules ("PDF export"), but
+// for the Markdown syntax itself (and its backslash escapes): "<", "&",
+// ">" and quotes appear as such, never as entities and never dropped. HTML
+// is never interpreted: raw HTML, inline or as a block ("<script>…"), is
+// shown as written (blocks in Go Mono, grey), and so are entity references
+// ("&amp;" stays "&amp;"), unlike a Markdown-to-HTML renderer. gopdf
+// writes every string as glyph ids in a hex string, so nothing in the text
+// needs escaping for the PDF writer; the spec's "escaped for XML special
+// characters" describes the original service's HTML-like renderer, and
+// escaping here would print the entities. The CSV keeps the raw text.
 //
 // # Caveats
 //
@@ -55,20 +85,38 @@
 // more than the analyses passed, the report says it shows only the most
 // recent ones. Rendering takes a few milliseconds per page.
 //
-// Fonts: the Go fonts (golang.org/x/image/font/gofont, regular and bold)
-// are embedded, subset to the characters used. They cover Latin, Greek,
-// Cyrillic and common punctuation and symbols (WGL4), not CJK, Arabic,
-// Hebrew, Indic scripts or emoji. A character they lack is drawn as
-// U+FFFD, the replacement character, never as a blank (gopdf's default);
-// control characters too. Invisible format characters they lack (zero
-// width space and joiner, variation selectors, byte order mark) are
-// dropped. Each missing character is logged once per report at DEBUG.
-// There is no fallback font, no bidirectional reordering and no shaping.
+// Fonts: the Go fonts (golang.org/x/image/font/gofont: regular, bold,
+// italic, bold italic, mono) are embedded, each added to a report when it
+// first draws with it and subset to the characters used. They cover
+// Latin, Greek, Cyrillic and common punctuation and symbols (WGL4), not
+// CJK, Arabic, Hebrew, Indic scripts or emoji. With a fallback font
+// (NewFonts; the service's PDF_FONT_PATH, and PDF_FONT_BOLD_PATH for bold,
+// else the regular draws bold text too), each character the Go font of
+// its face lacks is drawn in the fallback font when that has it, so Latin
+// text keeps the Go fonts and CJK runs take the fallback (italic and code
+// fall back to its regular). Only single TrueType fonts (.ttf, glyf
+// outlines) can be embedded by gopdf: NewFonts refuses collections (.ttc)
+// and CFF OpenType fonts (most .otf, Noto Sans CJK) with ErrFontFormat. A
+// character neither font has is drawn as U+FFFD, the replacement
+// character, in the Go font, never as a blank (gopdf's default) and never
+// dropped; control characters too. Invisible format characters the fonts
+// lack (zero width space and joiner, variation selectors, byte order mark)
+// are dropped. Each missing character is logged once per report at DEBUG.
+// There is no bidirectional reordering, no shaping and no synthetic bold
+// (a fallback font without a bold draws bold text in its regular).
+// NewFonts parses the fonts once and every report shares them read-only
+// (gopdf's FontContainer): with Droid Sans Fallback (3.5 MB) that takes
+// about 9 ms and holds some 6 MB for the life of the process; PDF, without
+// a Fonts, parses the Go fonts for each report (about 0.5 ms).
 //
-// Layout: lines break at spaces; a word wider than a line (a URL) starts
-// a line of its own and is cut wherever it must be, so nothing runs past
-// the margins. Tabs become four spaces, spaces at the start of a line are
-// kept, and LF, CRLF, CR, U+2028 and U+2029 break lines. There is no
-// hyphenation and no Markdown rendering: "**" and "#" are shown as
-// written. A heading is kept on the page with its first lines of text.
+// Layout: lines break at spaces, and between CJK characters (ideographs,
+// kana, hangul), not before closing punctuation nor after opening
+// punctuation; a word wider than its line (a URL, a long identifier, a
+// long table cell) starts a line of its own and is cut wherever it must
+// be, in any run of text, bold, code or table cell alike, so nothing runs
+// past the margins (FuzzMarkdownPDF checks it on arbitrary Markdown).
+// Tabs become four spaces, spaces at the start of a line are kept, and in
+// plain text (title, summary) LF, CRLF, CR, U+2028 and U+2029 break lines.
+// There is no hyphenation. A heading is kept on the page with its first
+// lines of text.
 package export

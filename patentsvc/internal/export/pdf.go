@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/signintech/gopdf"
-	"golang.org/x/image/font/gofont/gobold"
-	"golang.org/x/image/font/gofont/goregular"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
@@ -26,6 +25,22 @@ type PDFSummary struct {
 	Types []string
 	// Models are the distinct models, sorted ("Models Used").
 	Models []string
+	// Tracked tells whether the company is tracked; Runs are its
+	// scheduled runs over the chart's period, oldest first (the patent
+	// count chart, alerts marked).
+	Tracked bool
+	Runs    []patent.TrackingRun
+	// Months are the company's analyses per month over the chart's period,
+	// oldest first (the analyses chart).
+	Months []patent.MonthCount
+}
+
+// PDFOptions are how the PDF report is drawn. The zero value draws it
+// with the Go fonts alone, as PDF does.
+type PDFOptions struct {
+	// Fonts are the fonts, built once by NewFonts; nil parses the Go
+	// fonts for the one report (a few milliseconds).
+	Fonts *Fonts
 }
 
 // Page geometry, in points (1/72 inch), on A4.
@@ -41,53 +56,58 @@ const (
 	contentEnd   = pageHeight - marginBottom
 )
 
-// Font families registered with gopdf.
-const (
-	familyRegular = "go-regular"
-	familyBold    = "go-bold"
-)
-
-// Text styles: font, size, line height and grey level (0 is black).
+// Text styles: face, size, line height and grey level (0 is black).
 type style struct {
-	family string
-	size   float64
-	lead   float64
-	grey   uint8
+	face face
+	size float64
+	lead float64
+	grey uint8
+}
+
+// span is text in s.
+func (s style) span(text string) span {
+	return span{text: text, face: s.face, size: s.size, grey: s.grey}
 }
 
 var (
-	styleTitle   = style{familyBold, 18, 24, 0}
-	styleSubhead = style{familyBold, 13, 18, 0}
-	styleMeta    = style{familyRegular, 9, 12.5, 90}
-	styleBody    = style{familyRegular, 10, 14, 0}
-	styleLabel   = style{familyBold, 10, 14, 0}
-	styleFooter  = style{familyRegular, 8, 10, 110}
+	styleTitle   = style{faceBold, 18, 24, 0}
+	styleSubhead = style{faceBold, 13, 18, 0}
+	styleMeta    = style{faceRegular, 9, 12.5, 90}
+	styleBody    = style{faceRegular, 10, 14, 0}
+	styleLabel   = style{faceBold, 10, 14, 0}
+	styleFooter  = style{faceRegular, 8, 10, 110}
 )
 
 // maxSummaryLines caps the lines of one summary-table value, so that the
 // table always fits on a page; a longer list ends in "…".
 const maxSummaryLines = 24
 
-// PDF renders the export report of company to w: the title "Patent
-// Analysis Report: <company>", "Generated <YYYY-MM-DD HH:MM UTC>" from
-// generated, the summary table (Total Analyses, Analysis Types, Models
-// Used), then one section per record, in the order given, with its type,
-// model, time and text. When summary.Total is more than len(records), the
-// report says it shows only the len(records) most recent.
+// PDF renders the export report of company to w with the Go fonts: the
+// title "Patent Analysis Report: <company>", "Generated <YYYY-MM-DD HH:MM
+// UTC>" from generated, the summary table (Total Analyses, Analysis Types,
+// Models Used), then one section per record, in the order given, with its
+// type, model, time and text, the text rendered as Markdown. When
+// summary.Total is more than len(records), the report says it shows only
+// the len(records) most recent. It is PDFWithOptions with the zero
+// PDFOptions.
 //
-// Text is drawn literally ("<", "&" and quotes appear as such; see the
-// package documentation for what becomes of tabs, line breaks and
-// characters the embedded fonts lack). Each distinct missing character is
-// logged once at DEBUG on logger, which may be nil.
+// Text is drawn literally ("<", "&" and quotes appear as such; HTML in the
+// Markdown is shown as written; see the package documentation for what
+// becomes of Markdown, tabs, line breaks and characters the fonts lack).
+// Each distinct missing character is logged once at DEBUG on logger, which
+// may be nil.
 //
 // The document is built in memory and written to w at the end; the caller
 // bounds its size by capping len(records). The error is a gopdf error or
 // the error writing to w, wrapped.
 func PDF(w io.Writer, company string, generated time.Time, summary PDFSummary, records []patent.AnalysisRecord, logger *slog.Logger) error {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	r, err := newRenderer(logger)
+	return PDFWithOptions(w, PDFOptions{}, company, generated, summary, records, logger)
+}
+
+// PDFWithOptions is PDF drawn as opts say: with opts.Fonts, text the Go
+// fonts lack is drawn in the fallback font when it has it.
+func PDFWithOptions(w io.Writer, opts PDFOptions, company string, generated time.Time, summary PDFSummary, records []patent.AnalysisRecord, logger *slog.Logger) error {
+	r, err := newReport(opts, logger)
 	if err != nil {
 		return fmt.Errorf("export pdf: %w", err)
 	}
@@ -113,37 +133,98 @@ func PDF(w io.Writer, company string, generated time.Time, summary PDFSummary, r
 	return nil
 }
 
+// newReport is a renderer for one report drawn as opts say.
+func newReport(opts PDFOptions, logger *slog.Logger) (*renderer, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	fonts := opts.Fonts
+	if fonts == nil {
+		var err error
+		if fonts, err = NewFonts(nil, nil); err != nil {
+			return nil, err
+		}
+	}
+	return newRenderer(logger, fonts), nil
+}
+
 // renderer lays out one report. It is used once and then dropped.
 type renderer struct {
 	gp     *gopdf.GoPdf
+	fonts  *Fonts
 	glyphs *glyphs
 	page   int
 	y      float64 // top of the next line on the current page
-	cur    style   // the style text is drawn in
-	widths map[widthKey]float64
+	widths map[fontKey]map[rune]float64
+
+	added  map[string]bool // font families added to gp
+	family string          // the font gp draws in
+	size   float64
+	grey   int // the text grey gp draws in; -1 before the first
+
+	bars    []float64 // x of the block-quote bars drawn beside each line
+	markers []marker  // list markers waiting for their item's first line
+
+	drawn box // where text was drawn, for the tests
 }
 
-func newRenderer(logger *slog.Logger) (*renderer, error) {
-	fonts := []font{{familyRegular, goregular.TTF}, {familyBold, gobold.TTF}}
-	g, err := newGlyphs(logger, fonts)
-	if err != nil {
-		return nil, err
+// marker is a list item's bullet or number, drawn on the item's first
+// line, its right edge at right.
+type marker struct {
+	text  string
+	right float64
+	left  float64 // never drawn left of this
+}
+
+// box is a rectangle in page coordinates (y down).
+type box struct {
+	minX, minY, maxX, maxY float64
+	empty                  bool
+}
+
+func (b *box) add(x0, y0, x1, y1 float64) {
+	if b.empty {
+		*b = box{x0, y0, x1, y1, false}
+		return
 	}
+	b.minX, b.minY = math.Min(b.minX, x0), math.Min(b.minY, y0)
+	b.maxX, b.maxY = math.Max(b.maxX, x1), math.Max(b.maxY, y1)
+}
+
+func newRenderer(logger *slog.Logger, fonts *Fonts) *renderer {
 	gp := &gopdf.GoPdf{}
 	gp.Start(gopdf.Config{PageSize: *gopdf.PageSizeA4, Unit: gopdf.UnitPT})
-	for _, f := range fonts {
-		// glyphs substitutes missing characters before gopdf sees the
-		// text. gopdf's own default would be a space (research 6.4), so
-		// whatever slips through still becomes a visible substitute.
-		opt := gopdf.TtfOption{
-			OnGlyphNotFound:           g.missing,
-			OnGlyphNotFoundSubstitute: func(rune) rune { return substitute },
-		}
-		if err := gp.AddTTFFontDataWithOption(f.family, f.ttf, opt); err != nil {
-			return nil, fmt.Errorf("font %s: %w", f.family, err)
-		}
+	return &renderer{
+		gp:     gp,
+		fonts:  fonts,
+		glyphs: newGlyphs(logger, fonts),
+		widths: make(map[fontKey]map[rune]float64),
+		added:  make(map[string]bool),
+		grey:   -1,
+		drawn:  box{empty: true},
 	}
-	return &renderer{gp: gp, glyphs: g, widths: make(map[widthKey]float64)}, nil
+}
+
+// setFont makes family at size the font gp draws and measures in. A font
+// is added to the document when it is first used, so that a report
+// embeds only the fonts it draws with (subset to the characters used).
+// gopdf's SetFont looks the font up among all the document's objects, so
+// it is called only on a change.
+func (r *renderer) setFont(family string, size float64) error {
+	if family == r.family && size == r.size {
+		return nil
+	}
+	if !r.added[family] {
+		if err := r.gp.AddTTFFontFromFontContainer(family, r.fonts.container); err != nil {
+			return fmt.Errorf("font %s: %w", family, err)
+		}
+		r.added[family] = true
+	}
+	if err := r.gp.SetFont(family, "", size); err != nil {
+		return err
+	}
+	r.family, r.size = family, size
+	return nil
 }
 
 // report lays out the whole document.
@@ -156,6 +237,10 @@ func (r *renderer) report(company string, generated time.Time, summary PDFSummar
 	}
 	r.y += 2
 	if err := r.paragraph(styleMeta, marginLeft, contentWidth, "Generated "+generated.UTC().Format("2006-01-02 15:04")+" UTC"); err != nil {
+		return err
+	}
+	r.y += 14
+	if err := r.charts(summary); err != nil {
 		return err
 	}
 	r.y += 16
@@ -182,6 +267,45 @@ func (r *renderer) report(company string, generated time.Time, summary PDFSummar
 	return nil
 }
 
+// Chart heights on the report's first page, in points.
+const (
+	countChartHeight  = 190.0
+	monthChartHeight  = 150.0
+	chartGap          = 14.0
+	chartsTotalHeight = countChartHeight + chartGap + monthChartHeight
+)
+
+// charts draws the report's two charts, one above the other, from r.y: the
+// tracked company's patent count per scheduled run (alerts marked) and its
+// analyses per month.
+func (r *renderer) charts(s PDFSummary) error {
+	// The charts draw in the Go faces, which the renderer adds to the
+	// document when it first uses them: use both first.
+	for _, f := range []face{faceRegular, faceBold} {
+		if err := r.setFont(f.family(), styleBody.size); err != nil {
+			return err
+		}
+	}
+	count := Chart{Title: "Patent count per scheduled run", Unit: "patents", Empty: "No runs yet",
+		MarkLabel: "alert", MissingLabel: "search failed"}
+	if !s.Tracked {
+		count.Empty = "Not tracked: no scheduled runs"
+	}
+	if err := DrawLineChart(r.gp, marginLeft, r.y, contentWidth, countChartHeight, count, RunPoints(s.Runs)); err != nil {
+		return err
+	}
+	r.y += countChartHeight + chartGap
+	months := Chart{Title: "Analyses per month", Unit: "analyses", Empty: "No analyses in the period"}
+	if err := DrawBarChart(r.gp, marginLeft, r.y, contentWidth, monthChartHeight, months, MonthPoints(s.Months)); err != nil {
+		return err
+	}
+	r.y += monthChartHeight
+	// The charts set the document's font and colours behind the
+	// renderer's back: make it set them again.
+	r.family, r.size, r.grey = "", 0, -1
+	return nil
+}
+
 // summaryTable draws the three-row table: a grey label column and a
 // value column whose text wraps.
 func (r *renderer) summaryTable(s PDFSummary) error {
@@ -195,44 +319,53 @@ func (r *renderer) summaryTable(s PDFSummary) error {
 		{"Analysis Types", list(s.Types)},
 		{"Models Used", list(s.Models)},
 	}
-	r.gp.SetLineWidth(0.6)
-	r.gp.SetStrokeColor(160, 160, 160)
 	for _, row := range rows {
-		if err := r.use(styleBody); err != nil {
-			return err
-		}
 		// Narrower than the cell by the width of the "…" a cut list ends in.
-		lines, err := r.lines(row[1], valueWidth-2*pad-12, maxSummaryLines)
+		lines, err := r.lines(plainSpans(styleBody, row[1]), valueWidth-2*pad-12)
 		if err != nil {
 			return err
 		}
-		h := float64(len(lines))*styleBody.lead + 2*pad
+		if len(lines) > maxSummaryLines {
+			lines = lines[:maxSummaryLines]
+			ellipsis, err := r.lines([]span{styleBody.span(" …")}, valueWidth)
+			if err != nil {
+				return err
+			}
+			for _, p := range ellipsis[0].pieces {
+				lines[maxSummaryLines-1].add(p)
+			}
+		}
+		label, err := r.lines(plainSpans(styleLabel, row[0]), labelWidth-2*pad)
+		if err != nil {
+			return err
+		}
+		n := max(len(lines), len(label))
+		h := float64(n)*styleBody.lead + 2*pad
 		if r.y+h > contentEnd {
 			if err := r.newPage(); err != nil {
 				return err
 			}
 		}
+		r.gp.SetLineWidth(0.6)
+		r.gp.SetStrokeColor(160, 160, 160)
 		r.gp.SetFillColor(238, 238, 238)
 		r.gp.RectFromUpperLeftWithStyle(marginLeft, r.y, labelWidth, h, "FD")
 		r.gp.RectFromUpperLeftWithStyle(marginLeft+labelWidth, r.y, valueWidth, h, "D")
-		top := r.y
-		r.y += pad
-		if err := r.use(styleLabel); err != nil {
-			return err
-		}
-		if err := r.text(marginLeft+pad, row[0]); err != nil {
-			return err
-		}
-		r.y = top + pad
-		if err := r.use(styleBody); err != nil {
-			return err
-		}
-		for _, l := range lines {
-			if err := r.text(marginLeft+labelWidth+pad, l); err != nil {
-				return err
+		top := r.y + pad
+		for i := range n {
+			baseline := baselineOf(top+float64(i)*styleBody.lead, styleBody.lead, styleBody.size)
+			if i < len(label) {
+				if err := r.draw(marginLeft+pad, baseline, label[i]); err != nil {
+					return err
+				}
+			}
+			if i < len(lines) {
+				if err := r.draw(marginLeft+labelWidth+pad, baseline, lines[i]); err != nil {
+					return err
+				}
 			}
 		}
-		r.y = top + h
+		r.y += h
 	}
 	return nil
 }
@@ -256,7 +389,7 @@ func list(values []string) string {
 }
 
 // section draws one analysis: a bold heading with its number and type,
-// its model, time and patent, a rule, then its text.
+// its model, time and patent, a rule, then its text as Markdown.
 func (r *renderer) section(n, total int, rec patent.AnalysisRecord) error {
 	// Keep the heading, the meta lines and a few lines of text together.
 	if need := styleSubhead.lead + 3*styleMeta.lead + 3*styleBody.lead + 10; r.y+need > contentEnd {
@@ -286,7 +419,7 @@ func (r *renderer) section(n, total int, rec patent.AnalysisRecord) error {
 	if strings.TrimSpace(rec.Response) == "" {
 		return r.paragraph(styleMeta, marginLeft, contentWidth, "(no analysis text)")
 	}
-	return r.paragraph(styleBody, marginLeft, contentWidth, rec.Response)
+	return r.markdown(rec.Response, marginLeft, contentWidth)
 }
 
 func orDash(s string) string {
@@ -307,83 +440,145 @@ func timeOrDash(t time.Time) string {
 func (r *renderer) newPage() error {
 	r.gp.AddPage()
 	r.page++
-	prev := r.cur
-	if err := r.use(styleFooter); err != nil {
-		return err
-	}
 	label := "Page " + strconv.Itoa(r.page)
-	w, err := r.gp.MeasureTextWidth(label)
+	lines, err := r.lines([]span{styleFooter.span(label)}, contentWidth)
 	if err != nil {
 		return err
 	}
-	r.gp.SetXY(pageWidth/2-w/2, footerY)
-	if err := r.gp.Text(label); err != nil {
+	if err := r.draw(pageWidth/2-lines[0].width/2, footerY, lines[0]); err != nil {
 		return err
 	}
 	r.y = marginTop
-	if prev.family != "" {
-		return r.use(prev)
-	}
 	return nil
 }
 
-// use makes s the style of the text drawn next.
-func (r *renderer) use(s style) error {
-	if err := r.gp.SetFont(s.family, "", s.size); err != nil {
-		return err
-	}
-	r.gp.SetTextColor(s.grey, s.grey, s.grey)
-	r.cur = s
-	return nil
+// baselineOf is where a line of text of size sits in a line of height lead
+// whose top is at y (Go fonts: ascent about 0.93 em, descent 0.21 em).
+func baselineOf(y, lead, size float64) float64 {
+	return y + (lead-size)/2 + 0.86*size
 }
 
-// text draws one line at x on the current line and moves down a line,
-// starting a new page first when the line does not fit.
-func (r *renderer) text(x float64, line string) error {
-	if r.y+r.cur.lead > contentEnd {
+// band is a background drawn behind a whole line: a code block's.
+type band struct {
+	x, width float64
+}
+
+// startLine makes room for a line of height lead at r.y, on a new page
+// when it does not fit, and draws what the line has beside it: the bars of
+// the block quotes it is in, its background, and the markers of the list
+// items it starts. It returns the baseline for text of size.
+func (r *renderer) startLine(lead, size float64, bg *band) (float64, error) {
+	if r.y+lead > contentEnd {
 		if err := r.newPage(); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	// Text takes the baseline; put it where a line of this size sits in
-	// its leading (Go fonts: ascent about 0.93 em, descent 0.21 em).
-	baseline := r.y + (r.cur.lead-r.cur.size)/2 + 0.86*r.cur.size
-	r.gp.SetXY(x, baseline)
-	if line != "" {
-		if err := r.gp.Text(line); err != nil {
-			return err
+	if bg != nil {
+		r.gp.SetFillColor(242, 242, 242)
+		r.gp.RectFromUpperLeftWithStyle(bg.x, r.y, bg.width, lead, "F")
+	}
+	r.drawBars(r.y, lead)
+	baseline := baselineOf(r.y, lead, size)
+	for _, m := range r.markers {
+		l, err := r.lines([]span{styleBody.span(m.text)}, math.Inf(1))
+		if err != nil {
+			return 0, err
+		}
+		mb := baselineOf(r.y, lead, styleBody.size)
+		if err := r.draw(max(m.left, m.right-l[0].width), mb, l[0]); err != nil {
+			return 0, err
 		}
 	}
-	r.y += r.cur.lead
+	r.markers = r.markers[:0]
+	return baseline, nil
+}
+
+// drawBars draws the block-quote bars from y down h.
+func (r *renderer) drawBars(y, h float64) {
+	if len(r.bars) == 0 {
+		return
+	}
+	r.gp.SetLineWidth(1.5)
+	r.gp.SetStrokeColor(190, 190, 190)
+	for _, x := range r.bars {
+		r.gp.Line(x, y, x, y+h)
+	}
+}
+
+// space moves down by h between blocks, drawing the block-quote bars
+// beside the gap; nothing at the top of a page.
+func (r *renderer) space(h float64) {
+	if r.y <= marginTop {
+		return
+	}
+	if r.y+h <= contentEnd {
+		r.drawBars(r.y, h)
+	}
+	r.y += h
+}
+
+// draw draws l with its left edge at x and its baseline at baseline.
+func (r *renderer) draw(x, baseline float64, l line) error {
+	for _, p := range l.pieces {
+		if err := r.setFont(p.family, p.size); err != nil {
+			return err
+		}
+		if p.code {
+			r.gp.SetFillColor(236, 236, 236)
+			r.gp.RectFromUpperLeftWithStyle(x-1, baseline-0.86*p.size-1, p.width+2, 1.15*p.size+2, "F")
+		}
+		if int(p.grey) != r.grey {
+			r.gp.SetTextColor(p.grey, p.grey, p.grey)
+			r.grey = int(p.grey)
+		}
+		r.gp.SetXY(x, baseline)
+		if err := r.gp.Text(p.text); err != nil {
+			return err
+		}
+		r.drawn.add(x, baseline-p.size, x+p.width, baseline+0.25*p.size)
+		x += p.width
+	}
 	return nil
 }
 
-// paragraph draws text in style s at x, wrapped to width, with its own
-// line breaks kept and page breaks as needed. Lines are produced and drawn
-// one at a time, so a long text costs no more than its output.
-func (r *renderer) paragraph(s style, x, width float64, text string) error {
-	if err := r.use(s); err != nil {
-		return err
-	}
-	return r.eachLine(text, width, func(line string) error {
-		return r.text(x, line)
-	})
-}
-
-// lines is the wrapped lines of text in the current style, at most max of
-// them; when there are more, the last one kept ends in "…".
-func (r *renderer) lines(text string, width float64, max int) ([]string, error) {
-	var out []string
-	err := r.eachLine(text, width, func(line string) error {
-		out = append(out, line)
-		return nil
-	})
+// lines lays spans out within width.
+func (r *renderer) lines(spans []span, width float64) ([]line, error) {
+	words, err := r.words(spans)
 	if err != nil {
 		return nil, err
 	}
-	if len(out) > max {
-		out = out[:max]
-		out[max-1] += " …"
+	var out []line
+	err = r.layout(words, width, func(l line) error {
+		out = append(out, l)
+		return nil
+	})
+	return out, err
+}
+
+// flow draws spans at x, wrapped to width, one line of height st.lead
+// after another, with page breaks as needed. Lines are laid out and drawn
+// one at a time, so a long text costs no more than its output. bg, when
+// not nil, is drawn behind each line.
+func (r *renderer) flow(spans []span, x, width float64, st style, bg *band) error {
+	words, err := r.words(spans)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	return r.layout(words, width, func(l line) error {
+		baseline, err := r.startLine(st.lead, st.size, bg)
+		if err != nil {
+			return err
+		}
+		if err := r.draw(x, baseline, l); err != nil {
+			return err
+		}
+		r.y += st.lead
+		return nil
+	})
+}
+
+// paragraph draws text in style s at x, wrapped to width, with its own
+// line breaks kept and page breaks as needed.
+func (r *renderer) paragraph(s style, x, width float64, text string) error {
+	return r.flow(plainSpans(s, text), x, width, s, nil)
 }

@@ -10,60 +10,52 @@ import (
 	"golang.org/x/image/font/sfnt"
 )
 
-// substitute is drawn for a character the font has no glyph for. The Go
+// substitute is drawn for a character no font has a glyph for. The Go
 // fonts have U+FFFD, so the reader sees a replacement character rather
 // than a blank (gopdf's default, which decisions.md rules out) or a
 // question mark that could pass for the text's own.
 const substitute = '\uFFFD'
 
-// tabSpaces is what a tab becomes: gopdf has no tab stops, and the font no
-// tab glyph.
+// tabSpaces is what a tab becomes: gopdf has no tab stops, and the fonts
+// no tab glyph.
 const tabSpaces = "    "
 
-// font is an embedded TrueType font and the family name gopdf knows it by.
-type font struct {
-	family string
-	ttf    []byte
-}
-
-// glyphs knows which characters each font can draw, replaces the others
-// before gopdf sees them, and logs each missing character once.
+// glyphs picks the font each character is drawn in: the Go font of its
+// face when it has the character, else the fallback font when there is one
+// and it has it, else neither, and the character is replaced by substitute
+// (drawn in the Go font) and logged once.
 //
 // The check is done here, with sfnt, rather than left to gopdf's
 // OnGlyphNotFoundSubstitute: gopdf v0.33.0 reports only some misses (a
 // format 4 cmap entry pointing at glyph 0 passes as found and draws
-// .notdef, which most viewers show as nothing).
+// .notdef, which most viewers show as nothing), and it could not fall
+// back to another font.
 type glyphs struct {
 	logger *slog.Logger
-	fonts  map[string]*sfnt.Font
+	fonts  *Fonts
 	buf    sfnt.Buffer
 	has    map[string]map[rune]bool // per family, characters looked up
 	logged map[rune]bool
 }
 
-func newGlyphs(logger *slog.Logger, fonts []font) (*glyphs, error) {
+func newGlyphs(logger *slog.Logger, fonts *Fonts) *glyphs {
 	g := &glyphs{
 		logger: logger,
-		fonts:  make(map[string]*sfnt.Font, len(fonts)),
-		has:    make(map[string]map[rune]bool, len(fonts)),
+		fonts:  fonts,
+		has:    make(map[string]map[rune]bool, len(fonts.parsed)),
 		logged: make(map[rune]bool),
 	}
-	for _, f := range fonts {
-		parsed, err := sfnt.Parse(f.ttf)
-		if err != nil {
-			return nil, fmt.Errorf("font %s: %w", f.family, err)
-		}
-		g.fonts[f.family] = parsed
-		g.has[f.family] = make(map[rune]bool)
+	for family := range fonts.parsed {
+		g.has[family] = make(map[rune]bool)
 	}
-	return g, nil
+	return g
 }
 
 // covered reports whether family has a glyph for c.
 func (g *glyphs) covered(family string, c rune) bool {
 	has, ok := g.has[family][c]
 	if !ok {
-		i, err := g.fonts[family].GlyphIndex(&g.buf, c)
+		i, err := g.fonts.parsed[family].GlyphIndex(&g.buf, c)
 		has = err == nil && i != 0
 		g.has[family][c] = has
 	}
@@ -82,12 +74,20 @@ func (g *glyphs) missing(c rune) {
 		slog.String("substitute", fmt.Sprintf("U+%04X", substitute)))
 }
 
-// clean prepares one line (no line breaks) for family: tabs become spaces,
-// control characters and characters the font lacks become substitute,
-// except invisible format characters (zero-width joiners and spaces,
-// variation selectors, a byte order mark), which are dropped since they
-// draw nothing anyway.
-func (g *glyphs) clean(family, line string) string {
+// run is text drawn in one font family.
+type run struct {
+	family string
+	text   string
+}
+
+// runs splits line (text without line breaks) set in face f into runs by
+// the font each character is drawn in. Tabs become spaces; control
+// characters and characters no font has become substitute, except
+// invisible format characters (zero-width joiners and spaces, variation
+// selectors, a byte order mark), which are dropped since they draw
+// nothing anyway.
+func (g *glyphs) runs(f face, line string) []run {
+	primary := f.family()
 	plain := true
 	for i := 0; i < len(line); i++ {
 		if line[i] < 0x20 || line[i] >= 0x7f {
@@ -96,168 +96,390 @@ func (g *glyphs) clean(family, line string) string {
 		}
 	}
 	if plain {
-		return line // printable ASCII: every Go font has it all
+		return []run{{primary, line}} // printable ASCII: every Go font has it all
 	}
-	var b strings.Builder
-	b.Grow(len(line))
+	fallback := g.fonts.fallback
+	if f.bold() {
+		fallback = g.fonts.fallbackBold
+	}
+	var (
+		out []run
+		b   strings.Builder
+		cur = primary
+	)
+	add := func(family string, s string) {
+		if family != cur && b.Len() > 0 {
+			out = append(out, run{cur, b.String()})
+			b.Reset()
+		}
+		cur = family
+		b.WriteString(s)
+	}
 	for _, c := range line {
 		switch {
 		case c == '\t':
-			b.WriteString(tabSpaces)
+			add(primary, tabSpaces)
 		case c >= 0x20 && c < 0x7f:
-			b.WriteRune(c)
+			add(primary, string(c))
 		case unicode.IsControl(c):
 			// The Go fonts map some control characters to an empty
 			// glyph: substitute them whatever the font says.
 			g.missing(c)
-			b.WriteRune(substitute)
-		case g.covered(family, c):
-			b.WriteRune(c)
+			add(primary, string(substitute))
+		case g.covered(primary, c):
+			add(primary, string(c))
+		case fallback != "" && g.covered(fallback, c):
+			add(fallback, string(c))
 		case unicode.Is(unicode.Cf, c), unicode.Is(unicode.Variation_Selector, c):
 			g.missing(c)
 		default:
 			g.missing(c)
-			b.WriteRune(substitute)
+			add(primary, string(substitute))
 		}
+	}
+	if b.Len() > 0 {
+		out = append(out, run{cur, b.String()})
+	}
+	return out
+}
+
+// A span is inline text in one style: what the Markdown of an analysis,
+// or a plain string, becomes before it is laid out.
+type span struct {
+	text string
+	face face
+	size float64
+	grey uint8
+	code bool // inline code, drawn on a light grey box
+	brk  bool // a line break; text is empty
+}
+
+// A piece is text drawn in one font at one size: what lines are made of.
+type piece struct {
+	family string
+	size   float64
+	grey   uint8
+	code   bool
+	text   string
+	width  float64
+}
+
+func (p piece) sameFont(q piece) bool {
+	return p.family == q.family && p.size == q.size && p.grey == q.grey && p.code == q.code
+}
+
+// A line is laid-out text: pieces drawn left to right.
+type line struct {
+	pieces []piece
+	width  float64
+}
+
+// add appends p to l, into its last piece when the font is the same.
+func (l *line) add(p piece) {
+	if p.text == "" {
+		return
+	}
+	if n := len(l.pieces); n > 0 && l.pieces[n-1].sameFont(p) {
+		l.pieces[n-1].text += p.text
+		l.pieces[n-1].width += p.width
+	} else {
+		l.pieces = append(l.pieces, p)
+	}
+	l.width += p.width
+}
+
+// text is what l shows.
+func (l line) text() string {
+	var b strings.Builder
+	for _, p := range l.pieces {
+		b.WriteString(p.text)
 	}
 	return b.String()
 }
 
-// eachLine calls emit with each line of text as drawn in the current style
-// within width: text is cut at its own line breaks (LF, CRLF, CR, U+2028,
-// U+2029), and each of its lines word-wrapped. Line breaks at the start
-// and end of text are dropped.
-func (r *renderer) eachLine(text string, width float64, emit func(string) error) error {
+// A word is text between two places where a line may break: spaces, and
+// around CJK characters, which break between any two (see breakBetween).
+type word struct {
+	pieces []piece
+	width  float64
+	space  piece // the space before the word; empty text when none
+	brk    bool  // a line break, not a word
+}
+
+// words cuts spans into words, choosing each character's font and
+// measuring it. Every space separates two words, so runs of spaces (code,
+// indentation) are kept as empty words between them. Pieces are slices of
+// the runs' text: nothing is copied per character.
+func (r *renderer) words(spans []span) ([]word, error) {
+	var (
+		out     []word
+		cur     word
+		pending piece // the space before cur
+		prev    rune
+	)
+	finish := func() {
+		cur.space = pending
+		out = append(out, cur)
+		cur, pending = word{}, piece{}
+	}
+	for _, s := range spans {
+		if s.brk {
+			if len(cur.pieces) > 0 {
+				finish()
+			}
+			out = append(out, word{brk: true})
+			cur, pending, prev = word{}, piece{}, 0
+			continue
+		}
+		for _, rn := range r.glyphs.runs(s.face, s.text) {
+			widths := r.widthTable(rn.family, s.size)
+			p := piece{family: rn.family, size: s.size, grey: s.grey, code: s.code}
+			start := -1 // of the piece being read, in rn.text
+			flush := func(end int) {
+				if start >= 0 && end > start {
+					q := p
+					q.text = rn.text[start:end]
+					cur.pieces = append(cur.pieces, q)
+				}
+				start, p.width = -1, 0
+			}
+			for i, c := range rn.text {
+				w, ok := widths[c]
+				if !ok {
+					var err error
+					if w, err = r.charWidth(rn.family, s.size, c); err != nil {
+						return nil, err
+					}
+				}
+				if c == ' ' {
+					flush(i)
+					finish()
+					pending = piece{family: rn.family, size: s.size, grey: s.grey, code: s.code, text: rn.text[i : i+1], width: w}
+					prev = c
+					continue
+				}
+				if (start >= 0 || len(cur.pieces) > 0) && breakBetween(prev, c) {
+					flush(i)
+					finish()
+				}
+				if start < 0 {
+					start = i
+				}
+				p.width += w
+				cur.width += w
+				prev = c
+			}
+			flush(len(rn.text))
+		}
+	}
+	if len(cur.pieces) > 0 {
+		finish()
+	}
+	return out, nil
+}
+
+// layout calls emit with the lines words take within width: lines break
+// at spaces (the spaces after a break are dropped; those at the start of a
+// line of the text are kept, as indentation), at CJK characters, and at
+// each line-break word; a word wider than width (a URL, a long identifier)
+// starts a line of its own and is cut wherever it must be. At least one
+// line is emitted, empty for no words.
+func (r *renderer) layout(words []word, width float64, emit func(line) error) error {
+	var (
+		cur     line
+		open    bool // there is a line being filled
+		wrapped bool // a break has happened since the last line break
+		emitted bool
+	)
+	out := func(l line) error {
+		emitted = true
+		return emit(r.trimRight(l))
+	}
+	for i := 0; i < len(words); {
+		w := words[i]
+		switch {
+		case w.brk:
+			if err := out(cur); err != nil {
+				return err
+			}
+			cur, open, wrapped = line{}, false, false
+		case !open && wrapped && len(w.pieces) == 0:
+			// spaces after a break
+		case !open && w.width <= width:
+			cur, open = line{}, true
+			for _, p := range w.pieces {
+				cur.add(p)
+			}
+		case !open:
+			rest, err := r.breakWord(w.pieces, width, out)
+			if err != nil {
+				return err
+			}
+			cur, open, wrapped = rest, true, true
+		case cur.width+w.space.width+w.width <= width:
+			cur.add(w.space)
+			for _, p := range w.pieces {
+				cur.add(p)
+			}
+		default:
+			if err := out(cur); err != nil {
+				return err
+			}
+			cur, open, wrapped = line{}, false, true
+			continue // the word starts the next line
+		}
+		i++
+	}
+	if open || !emitted {
+		return out(cur)
+	}
+	return nil
+}
+
+// breakWord emits the leading parts of a word (pieces) that fill whole
+// lines of width and returns the part left over, which starts the next
+// line. Every line has at least one character, so a width narrower than
+// one character still makes progress.
+func (r *renderer) breakWord(pieces []piece, width float64, emit func(line) error) (line, error) {
+	var cur line
+	for _, p := range pieces {
+		for _, c := range p.text {
+			w, err := r.charWidth(p.family, p.size, c)
+			if err != nil {
+				return line{}, err
+			}
+			if cur.width+w > width && len(cur.pieces) > 0 {
+				if err := emit(cur); err != nil {
+					return line{}, err
+				}
+				cur = line{}
+			}
+			q := p
+			q.text, q.width = string(c), w
+			cur.add(q)
+		}
+	}
+	return cur, nil
+}
+
+// trimRight drops the spaces at the end of l, which show nothing but
+// would shift right-aligned and centred text.
+func (r *renderer) trimRight(l line) line {
+	for n := len(l.pieces); n > 0; n = len(l.pieces) {
+		last := &l.pieces[n-1]
+		trimmed := strings.TrimRight(last.text, " ")
+		if trimmed == last.text {
+			break
+		}
+		cut := last.width
+		if trimmed != "" {
+			// The spaces were measured when the line was made.
+			cut = float64(len(last.text)-len(trimmed)) * r.widthTable(last.family, last.size)[' ']
+			last.text = trimmed
+			last.width -= cut
+		} else {
+			l.pieces = l.pieces[:n-1]
+		}
+		l.width -= cut
+	}
+	return l
+}
+
+// breakBetween reports whether a line may break between a and b without a
+// space: before and after CJK ideographs, kana and hangul, except before
+// closing punctuation and after opening punctuation (a simplified form of
+// the line-breaking rules of UAX #14 and Japanese kinsoku).
+func breakBetween(a, b rune) bool {
+	if a == 0 || !(wide(a) || wide(b)) {
+		return false
+	}
+	return !strings.ContainsRune(noBreakBefore, b) && !strings.ContainsRune(noBreakAfter, a)
+}
+
+const (
+	noBreakBefore = "、。，．：；？！）」』】〉》〕］｝〜ー・ゝゞヽヾぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ,.;:!?)]}%"
+	noBreakAfter  = "（「『【〈《〔［｛([{"
+)
+
+// wide reports whether c is a CJK character written without spaces
+// between words.
+func wide(c rune) bool {
+	return unicode.In(c, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) ||
+		(c >= 0x3000 && c <= 0x303F) || // CJK symbols and punctuation
+		(c >= 0xFF00 && c <= 0xFFEF) // half- and full-width forms
+}
+
+// charWidth is the width of c in family at size, in points.
+//
+// gopdf's width of a string is the sum of its characters' widths (no
+// kerning is asked for), so the width of each character is asked of gopdf
+// once per font and size and summed here: MeasureTextWidth allocates on
+// every call, and wrapping measures every word.
+func (r *renderer) charWidth(family string, size float64, c rune) (float64, error) {
+	widths := r.widthTable(family, size)
+	if w, ok := widths[c]; ok {
+		return w, nil
+	}
+	if err := r.setFont(family, size); err != nil {
+		return 0, err
+	}
+	w, err := r.gp.MeasureTextWidth(string(c))
+	if err != nil {
+		return 0, err
+	}
+	widths[c] = w
+	return w, nil
+}
+
+// widthTable is the widths of the characters measured in family at size.
+func (r *renderer) widthTable(family string, size float64) map[rune]float64 {
+	k := fontKey{family, size}
+	t, ok := r.widths[k]
+	if !ok {
+		t = make(map[rune]float64)
+		r.widths[k] = t
+	}
+	return t
+}
+
+// measure is the width of s drawn in face f at size, fonts chosen as
+// glyphs.runs chooses them.
+func (r *renderer) measure(f face, size float64, s string) (float64, error) {
+	total := 0.0
+	for _, rn := range r.glyphs.runs(f, s) {
+		for _, c := range rn.text {
+			w, err := r.charWidth(rn.family, size, c)
+			if err != nil {
+				return 0, err
+			}
+			total += w
+		}
+	}
+	return total, nil
+}
+
+// fontKey is a font at a size.
+type fontKey struct {
+	family string
+	size   float64
+}
+
+// plainSpans is text in style s as spans: its own line breaks (LF, CRLF,
+// CR, U+2028, U+2029) become line-break spans, except those at its start
+// and end, which are dropped.
+func plainSpans(s style, text string) []span {
 	text = strings.Trim(text, "\r\n")
+	var out []span
 	for {
 		i := strings.IndexAny(text, "\r\n\u2028\u2029")
-		line := text
-		if i >= 0 {
-			line = text[:i]
-		}
-		if err := r.wrap(r.glyphs.clean(r.cur.family, line), width, emit); err != nil {
-			return err
-		}
 		if i < 0 {
-			return nil
+			return append(out, s.span(text))
 		}
+		out = append(out, s.span(text[:i]), span{brk: true})
 		_, size := utf8.DecodeRuneInString(text[i:])
 		if strings.HasPrefix(text[i:], "\r\n") {
 			size = 2
 		}
 		text = text[i+size:]
 	}
-}
-
-// wrap calls emit with the lines that line (one line of text, cleaned)
-// takes within width: it breaks at spaces, and breaks a word wider than
-// width (a URL, a long identifier) wherever it has to. Spaces at the start
-// of line are kept (indentation); lines after a break start with the next
-// word.
-func (r *renderer) wrap(line string, width float64, emit func(string) error) error {
-	if line == "" {
-		return emit("")
-	}
-	space, err := r.measure(" ")
-	if err != nil {
-		return err
-	}
-	var (
-		start, end int     // the line being filled is line[start:end]
-		lineWidth  float64 // and this wide
-		open       bool    // there is a line being filled
-		wrapped    bool    // a break has happened
-	)
-	for i := 0; i <= len(line); {
-		j := strings.IndexByte(line[i:], ' ')
-		if j < 0 {
-			j = len(line)
-		} else {
-			j += i
-		}
-		word := line[i:j]
-		if !open && wrapped && word == "" {
-			i = j + 1 // spaces after a break
-			continue
-		}
-		w, err := r.measure(word)
-		if err != nil {
-			return err
-		}
-		switch {
-		case !open && w <= width:
-			start, end, lineWidth, open = i, j, w, true
-		case !open:
-			rest, restWidth, err := r.breakWord(word, width, emit)
-			if err != nil {
-				return err
-			}
-			start, end, lineWidth, open, wrapped = j-len(rest), j, restWidth, true, true
-		case lineWidth+space+w <= width:
-			end, lineWidth = j, lineWidth+space+w
-		default:
-			if err := emit(line[start:end]); err != nil {
-				return err
-			}
-			open, wrapped = false, true
-			continue // word starts the next line
-		}
-		i = j + 1
-	}
-	if open {
-		return emit(line[start:end])
-	}
-	return nil
-}
-
-// breakWord emits the leading pieces of word that fill whole lines of width
-// and returns the piece left over, which starts the next line, with its
-// width. Every piece has at least one character, so a width narrower than
-// one character still makes progress.
-func (r *renderer) breakWord(word string, width float64, emit func(string) error) (string, float64, error) {
-	start, w := 0, 0.0
-	for i, c := range word {
-		cw, err := r.measure(string(c))
-		if err != nil {
-			return "", 0, err
-		}
-		if w+cw > width && i > start {
-			if err := emit(word[start:i]); err != nil {
-				return "", 0, err
-			}
-			start, w = i, 0
-		}
-		w += cw
-	}
-	return word[start:], w, nil
-}
-
-// measure is the width of s in the current style, in points.
-//
-// gopdf's width of a string is the sum of its characters' widths (no
-// kerning is asked for), so the width of each character is asked of gopdf
-// once per style and summed here: MeasureTextWidth allocates on every call,
-// and wrapping measures every word.
-func (r *renderer) measure(s string) (float64, error) {
-	w := 0.0
-	for _, c := range s {
-		k := widthKey{r.cur.family, r.cur.size, c}
-		cw, ok := r.widths[k]
-		if !ok {
-			var err error
-			if cw, err = r.gp.MeasureTextWidth(string(c)); err != nil {
-				return 0, err
-			}
-			r.widths[k] = cw
-		}
-		w += cw
-	}
-	return w, nil
-}
-
-// widthKey is a character in a style.
-type widthKey struct {
-	family string
-	size   float64
-	c      rune
 }

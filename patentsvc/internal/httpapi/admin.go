@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -98,6 +99,54 @@ func handleDeleteTracked(st Store) echo.HandlerFunc {
 			return err
 		}
 		return c.JSON(http.StatusOK, messageJSON{Message: fmt.Sprintf("Stopped tracking %s", name)})
+	}
+}
+
+// History window of GET /admin/tracked/{company_name}/history, in days
+// (decisions.md, "The analyst's report").
+const (
+	historyDaysMin     = 1
+	historyDaysMax     = 3650
+	historyDaysDefault = 365
+)
+
+type historyPointJSON struct {
+	RunAt       time.Time `json:"run_at"`
+	PatentCount *int      `json:"patent_count"` // null: the run's search failed
+	Success     bool      `json:"success"`
+	Alert       bool      `json:"alert"`
+}
+
+func fromTrackingRun(r patent.TrackingRun) historyPointJSON {
+	return historyPointJSON{RunAt: r.RunAt, PatentCount: r.PatentCount, Success: r.Success, Alert: r.Alert}
+}
+
+// handleTrackedHistory serves GET /admin/tracked/{company_name}/history?days=
+// (1 to 3650, default 365): the company's scheduled runs of the last days,
+// oldest first, under its name as first written. An untracked company is
+// 404, as DELETE answers; a bad name or days 422. The runs kept go back
+// TRACKING_HISTORY_DAYS at most, whatever days asks.
+func handleTrackedHistory(st Store, now func() time.Time) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		name, err := companyParam(c)
+		if err != nil {
+			return err
+		}
+		days, err := daysParam(c, historyDaysMin, historyDaysMax, historyDaysDefault)
+		if err != nil {
+			return err
+		}
+		tc, runs, err := st.TrackingHistory(c.Request().Context(), name, now().AddDate(0, 0, -days))
+		if errors.Is(err, patent.ErrNotFound) {
+			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("Company %s is not tracked", name))
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, struct {
+			CompanyName string             `json:"company_name"`
+			Points      []historyPointJSON `json:"points"`
+		}{tc.CompanyName, mapSlice(runs, fromTrackingRun)})
 	}
 }
 

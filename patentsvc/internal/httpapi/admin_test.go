@@ -21,6 +21,8 @@ var adminRoutes = []struct {
 	{http.MethodPost, "/admin/tracked", `{`},
 	{http.MethodDelete, "/admin/tracked/-bad", ""},
 	{http.MethodDelete, "/admin/tracked/Acme", ""},
+	{http.MethodGet, "/admin/tracked/Acme/history", ""},
+	{http.MethodGet, "/admin/tracked/-bad/history?days=0", ""},
 	{http.MethodGet, "/admin/alerts", ""},
 	{http.MethodGet, "/admin/alerts?limit=0", ""},
 	{http.MethodGet, "/admin/rate-limits", ""},

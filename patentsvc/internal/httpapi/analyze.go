@@ -102,12 +102,22 @@ func handleAnalyzePatent(an Analyzer, def string) echo.HandlerFunc {
 		case errors.Is(err, patent.ErrPDFNotFound):
 			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("Patent PDF for %s not found or could not be downloaded", id))
 		case errors.Is(err, patent.ErrPDFUnreadable):
-			return httperr.Wrap(err, http.StatusUnprocessableEntity, fmt.Sprintf("Patent PDF for %s has no readable text (a scanned document)", id))
+			return httperr.Wrap(err, http.StatusUnprocessableEntity, fmt.Sprintf("Patent PDF for %s has no readable text (a scanned document%s)", id, notOCRed(err)))
 		case err != nil:
 			return err
 		}
 		return c.JSON(http.StatusOK, patentAnalysisJSON{PatentID: res.PatentID, CompanyName: res.CompanyName, Analysis: res.Analysis})
 	}
+}
+
+// notOCRed returns "; " and why a scanned PDF was not read by OCR
+// (decisions.md, PDF_OCR), or "" when err does not say.
+func notOCRed(err error) string {
+	var no *patent.NotOCRedError
+	if errors.As(err, &no) && no.Reason != "" {
+		return "; " + no.Reason
+	}
+	return ""
 }
 
 type batchRequest struct {

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
+	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
 )
 
 type companyBody struct {
@@ -312,6 +314,19 @@ func TestAnalyzePatent(t *testing.T) {
 	} {
 		wantStatus(t, en.do(t, request{target: tt.target, token: tok}), tt.status)
 	}
+	// A scan without a text layer: 422, saying why OCR did not read it
+	// (the world runs as under PDF_OCR=off).
+	en.world.Serp.SetResults("Scan Corp", 1, []map[string]any{serpapitest.Organic("US11762912B2", "Scanned document",
+		time.Now().UTC().AddDate(0, 0, -2).Format("2006-01-02"), en.world.PDFs.Add("US11762912B2", analysistest.ScannedPDF))})
+	wantStatus(t, en.do(t, request{target: "/analyze/Scan%20Corp", token: tok}), http.StatusOK)
+	rec = en.do(t, request{target: "/analyze/patent/US11762912B2?company_name=Scan%20Corp", token: tok})
+	wantStatus(t, rec, http.StatusUnprocessableEntity)
+	var body struct{ Detail string }
+	decode(t, rec, &body)
+	if want := "Patent PDF for US11762912B2 has no readable text (a scanned document; " + analysistest.NoOCR + ")"; body.Detail != want {
+		t.Errorf("scanned PDF detail = %q, want %q", body.Detail, want)
+	}
+
 	en.world.LLM.Script(llmtest.Reply{Status: 402})
 	rec = en.do(t, request{target: "/analyze/patent/" + pns[0] + "?company_name=Acme&model=mistralai/mistral-nemo", token: tok})
 	wantStatus(t, rec, http.StatusBadGateway)

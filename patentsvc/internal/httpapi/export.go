@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"mime"
@@ -25,6 +26,21 @@ type Exporter interface {
 	HasAnalyses(ctx context.Context, company string) (bool, error)
 	EachAnalysis(ctx context.Context, company string, fn func(patent.AnalysisRecord) error) error
 }
+
+// PDFExporter is what the PDF report needs of the store besides the
+// analyses: the series of its charts.
+type PDFExporter interface {
+	Exporter
+	// TrackingHistory returns the tracked company and its runs since
+	// since, oldest first; patent.ErrNotFound when it is not tracked.
+	TrackingHistory(ctx context.Context, name patent.CompanyName, since time.Time) (patent.TrackedCompany, []patent.TrackingRun, error)
+	// AnalysesPerMonth counts the company's analyses per month since since.
+	AnalysesPerMonth(ctx context.Context, company string, since time.Time) ([]patent.MonthCount, error)
+}
+
+// ChartMonths is the period of the PDF report's charts: the last twelve
+// months and the current one.
+const ChartMonths = 12
 
 // exportCompany validates the path name and answers 404 when the company
 // has no stored analysis.
@@ -74,7 +90,7 @@ func handleExportCSV(ex Exporter, logger *slog.Logger) echo.HandlerFunc {
 }
 
 // handleExportPDF serves GET /export/{company_name}/pdf.
-func handleExportPDF(ex Exporter, logger *slog.Logger, now func() time.Time) echo.HandlerFunc {
+func handleExportPDF(ex PDFExporter, opts export.PDFOptions, logger *slog.Logger, now func() time.Time) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		name, err := exportCompany(c, ex)
 		if err != nil {
@@ -103,13 +119,32 @@ func handleExportPDF(ex Exporter, logger *slog.Logger, now func() time.Time) ech
 		}
 		summary.Types, summary.Models = sortedKeys(types), sortedKeys(models)
 		generated := now().UTC()
+		if err := chartSeries(ctx, ex, name, generated, &summary); err != nil {
+			return err
+		}
 		// Rendered whole before anything is sent, so a failure is still a
 		// proper error response.
 		var buf bytes.Buffer
-		if err := export.PDF(&buf, name.String(), generated, summary, records, logger); err != nil {
+		if err := export.PDFWithOptions(&buf, opts, name.String(), generated, summary, records, logger); err != nil {
 			return fmt.Errorf("render pdf export: %w", err)
 		}
 		attachment(c, "application/pdf", export.PDFFilename(name.String(), generated))
 		return c.Blob(http.StatusOK, "application/pdf", buf.Bytes())
 	}
+}
+
+// chartSeries reads the PDF report's chart series, over the ChartMonths
+// months before generated and the current one, into summary.
+func chartSeries(ctx context.Context, ex PDFExporter, name patent.CompanyName, generated time.Time, summary *export.PDFSummary) error {
+	start := time.Date(generated.Year(), generated.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, -ChartMonths, 0)
+	_, runs, err := ex.TrackingHistory(ctx, name, start)
+	switch {
+	case errors.Is(err, patent.ErrNotFound): // not tracked: the chart says so
+	case err != nil:
+		return err
+	default:
+		summary.Tracked, summary.Runs = true, runs
+	}
+	summary.Months, err = ex.AnalysesPerMonth(ctx, name.String(), start)
+	return err
 }

@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/csv"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	lpdf "github.com/ledongthuc/pdf"
 
+	"github.com/gatewayapis/patentsvc/internal/export"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
@@ -99,6 +102,46 @@ func TestExportPDF(t *testing.T) {
 	wantStatus(t, en.do(t, request{target: "/export/Nobody/pdf", token: tb.AccessToken}), http.StatusNotFound)
 }
 
+// TestExportPDFMarkdownFonts: the report renders the analyses' Markdown
+// and draws CJK text in the fallback font the server was given.
+func TestExportPDFMarkdownFonts(t *testing.T) {
+	font, err := os.ReadFile(filepath.Join("..", "export", "testdata", "fonts", "DroidSansFallback-subset.ttf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fonts, err := export.NewFonts(font, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := newEnv(t, withPDF(export.PDFOptions{Fonts: fonts}))
+	_, tb := en.newUser(t, "ada@example.com")
+	if _, err := en.st.CreateAnalysis(context.Background(), patent.AnalysisRecord{CompanyName: "BYD", AnalysisType: patent.AnalysisPortfolio,
+		Model: "openai/gpt-4o-mini", Response: "## Key themes\n\n- **Assignee**: 比亚迪股份有限公司\n- Batteries", Timestamp: epoch}); err != nil {
+		t.Fatal(err)
+	}
+	rec := en.do(t, request{target: "/export/BYD/pdf", token: tb.AccessToken})
+	wantStatus(t, rec, http.StatusOK)
+	body := rec.Body.Bytes()
+	r, err := lpdf.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Page(1).GetPlainText(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Key themes", "Assignee", "比亚迪股份有限公司", "Batteries"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("pdf text lacks %q; it reads:\n%s", want, s)
+		}
+	}
+	for _, markup := range []string{"##", "**", "\uFFFD"} {
+		if strings.Contains(s, markup) {
+			t.Errorf("pdf text shows %q; it reads:\n%s", markup, s)
+		}
+	}
+}
+
 func TestAnalytics(t *testing.T) {
 	en := newEnv(t)
 	_, tb := en.newUser(t, "ada@example.com")
@@ -119,4 +162,40 @@ func TestAnalytics(t *testing.T) {
 		wantStatus(t, en.do(t, request{target: "/analytics/summary?" + q, token: tb.AccessToken}), http.StatusUnprocessableEntity)
 	}
 	wantStatus(t, en.do(t, request{target: "/analytics/summary"}), http.StatusUnauthorized)
+}
+
+// TestExportPDFCharts: the report opens with the two charts, fed from the
+// store: an untracked company's count chart says so, a tracked one's
+// waits for its first run.
+func TestExportPDFCharts(t *testing.T) {
+	en := newEnv(t)
+	_, tb := en.newUser(t, "ada@example.com")
+	seedExports(t, en)
+	firstPage := func() string {
+		t.Helper()
+		rec := en.do(t, request{target: "/export/Acme%20Corp/pdf", token: tb.AccessToken})
+		wantStatus(t, rec, http.StatusOK)
+		body := rec.Body.Bytes()
+		r, err := lpdf.NewReader(bytes.NewReader(body), int64(len(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := r.Page(1).GetPlainText(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(s), " ")
+	}
+	page := firstPage()
+	for _, want := range []string{"Patent count per scheduled run", "Not tracked: no scheduled runs", "Analyses per month"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("untracked: the first page lacks %q: %s", want, page)
+		}
+	}
+	if _, err := en.st.CreateTracked(context.Background(), patent.CompanyName("Acme Corp")); err != nil {
+		t.Fatal(err)
+	}
+	if page := firstPage(); !strings.Contains(page, "No runs yet") || strings.Contains(page, "Not tracked") {
+		t.Errorf("tracked, no run yet: the first page reads %s", page)
+	}
 }

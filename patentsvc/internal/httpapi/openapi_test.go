@@ -654,7 +654,7 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 	if err != nil || len(tracked) == 0 {
 		t.Fatalf("tracked = %v, %v", tracked, err)
 	}
-	if err := en.st.RecordRun(ctx, tracked[0].ID, 12, en.clk.Now(), 0, en.clk.Now().Add(time.Hour)); err != nil {
+	if err := en.st.RecordRun(ctx, tracked[0].ID, 12, en.clk.Now(), 0, en.clk.Now().Add(time.Hour), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 3; i++ {
@@ -670,6 +670,13 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"tracked 401", request{target: "/admin/tracked"}, 401, errSecurity},
 		{"tracked 401 bad token", request{target: "/admin/tracked", token: "x.y.z"}, 401, ""},
 		{"tracked 403", request{target: "/admin/tracked", token: bobTok}, 403, ""},
+		{"history 200", request{target: "/admin/tracked/acme%20corp/history", token: adminTok}, 200, ""},
+		{"history 200 empty", request{target: "/admin/tracked/AT%26T/history?days=3650", token: adminTok}, 200, ""},
+		{"history 401", request{target: "/admin/tracked/Acme%20Corp/history"}, 401, errSecurity},
+		{"history 403", request{target: "/admin/tracked/Acme%20Corp/history", token: bobTok}, 403, ""},
+		{"history 404", request{target: "/admin/tracked/Beta%20Labs/history", token: adminTok}, 404, ""},
+		{"history 422", request{target: "/admin/tracked/Acme%20Corp/history?days=0", token: adminTok}, 422, errParam("days")},
+		{"history 422 name", request{target: "/admin/tracked/-bad/history", token: adminTok}, 422, errParam("company_name")},
 		{"untrack 200", request{method: "DELETE", target: "/admin/tracked/acme%20corp", token: adminTok}, 200, ""},
 		{"untrack 200 ampersand", request{method: "DELETE", target: "/admin/tracked/AT%26T", token: adminTok}, 200, ""},
 		{"untrack 401", request{method: "DELETE", target: "/admin/tracked/Acme"}, 401, errSecurity},
@@ -833,6 +840,7 @@ func conformanceStoreDown(t *testing.T, s *spec, dialect string) {
 		{target: "/admin/tracked"},
 		{method: "POST", target: "/admin/tracked", body: `{"company_name":"Acme"}`},
 		{method: "DELETE", target: "/admin/tracked/Acme"},
+		{target: "/admin/tracked/Acme/history"},
 		{target: "/admin/alerts"},
 		{target: "/admin/rate-limits"},
 		{target: "/admin/webhooks/deliveries"},

@@ -47,13 +47,14 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st S
 	g.GET("/jobs/:job_id", route.Wrap(handleJob(st), user))
 
 	g.GET("/export/:company_name", route.Wrap(handleExportCSV(st, logger), user))
-	g.GET("/export/:company_name/pdf", route.Wrap(handleExportPDF(st, logger, now), user))
+	g.GET("/export/:company_name/pdf", route.Wrap(handleExportPDF(st, opts.PDF, logger, now), user))
 	g.GET("/analytics/trends", route.Wrap(handleTrends(st, now), user))
 	g.GET("/analytics/summary", route.Wrap(handleSummary(st, now), user))
 
 	g.GET("/admin/tracked", route.Wrap(handleListTracked(st), user, admin))
 	g.POST("/admin/tracked", route.Wrap(handleCreateTracked(st, opts.RunNow), bodyLimit, user, admin))
 	g.DELETE("/admin/tracked/:company_name", route.Wrap(handleDeleteTracked(st), user, admin))
+	g.GET("/admin/tracked/:company_name/history", route.Wrap(handleTrackedHistory(st, now), user, admin))
 	g.GET("/admin/alerts", route.Wrap(handleListAlerts(st), user, admin))
 	g.GET("/admin/rate-limits", route.Wrap(handleRateLimits(limits), user, admin))
 	g.GET("/admin/users", route.Wrap(handleListUsers(st), user, admin))

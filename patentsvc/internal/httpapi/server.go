@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatewayapis/patentsvc/internal/auth"
+	"github.com/gatewayapis/patentsvc/internal/export"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
 	"github.com/gatewayapis/shared/httperr"
@@ -58,7 +59,7 @@ type Store interface {
 	AnalysisLister
 	JobStore
 	Analytics
-	Exporter
+	PDFExporter // Exporter, and TrackingHistory for the history endpoint
 	WebhookDeliveries
 }
 
@@ -82,6 +83,9 @@ type Options struct {
 	RunNow func(trackedID int64)
 	// Demo marks a make demo run: health says demo: true.
 	Demo bool
+	// PDF is how PDF exports are drawn: the fonts, loaded once at start
+	// (PDF_FONT_PATH). The zero value draws with the Go fonts alone.
+	PDF export.PDFOptions
 }
 
 // Limits are the rate-limited endpoints' windows.

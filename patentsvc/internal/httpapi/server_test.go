@@ -29,6 +29,7 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/auth"
+	"github.com/gatewayapis/patentsvc/internal/export"
 	"github.com/gatewayapis/patentsvc/internal/httpapi"
 	"github.com/gatewayapis/patentsvc/internal/jobs"
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -110,6 +111,7 @@ type options struct {
 	demo            bool
 	sharedLimits    bool
 	elector         schedule.Elector // withScheduler
+	pdf             export.PDFOptions
 }
 
 type option func(*options)
@@ -139,6 +141,9 @@ func withSharedLimits() option { return func(o *options) { o.sharedLimits = true
 func withScheduler(elector schedule.Elector) option {
 	return func(o *options) { o.elector = elector }
 }
+
+// withPDF draws the PDF exports as opts say (fonts).
+func withPDF(opts export.PDFOptions) option { return func(o *options) { o.pdf = opts } }
 
 func withTrustedProxies(cidrs ...string) option {
 	return func(o *options) {
@@ -207,6 +212,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 		AnalyzerMissing: o.analyzerMissing,
 		Scheduler:       func() string { return "disabled" },
 		RunNow:          sched.RunNow, // a nil (disabled) scheduler ignores it
+		PDF:             o.pdf,
 	}, authn, st, analyzer, runner, limits, observe.NewRegistry(), epoch.Add(-90*time.Second), clk.Now)
 	return &env{srv: srv, st: st, clk: clk, logs: logs, limits: limits, root: o.rootPath, world: world, runner: runner, sched: sched}
 }

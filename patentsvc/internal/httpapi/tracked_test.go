@@ -58,7 +58,7 @@ func TestTrackAgainState(t *testing.T) {
 
 		en.clk.Advance(10 * time.Minute) // within the token's life
 		ranAt := en.clk.Now()
-		if err := en.st.RecordRun(context.Background(), created.ID, 12, ranAt, 0, ranAt.Add(24*time.Hour)); err != nil {
+		if err := en.st.RecordRun(context.Background(), created.ID, 12, ranAt, 0, ranAt.Add(24*time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		rec = en.do(t, request{method: http.MethodPost, target: "/admin/tracked", body: `{"company_name":"acme CORP"}`, token: tok})

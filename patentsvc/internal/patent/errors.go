@@ -34,6 +34,16 @@ var (
 	ErrUnavailable = errors.New("service unavailable")
 )
 
+// NotOCRedError says why a PDF without a text layer was not read by OCR
+// instead (decisions.md, PDF_OCR): OCR is off, the tesseract program is
+// missing, OCR failed or found too little text. It travels with
+// ErrPDFUnreadable, and its Reason is fit to show a client.
+type NotOCRedError struct {
+	Reason string
+}
+
+func (e *NotOCRedError) Error() string { return e.Reason }
+
 // NewKindError returns an error that reads as msg and matches kind under
 // errors.Is. Adapters declare their own sentinels with it (pdfstore's
 // ErrNotFound is a kind of ErrNotFound, llm's ErrUpstream a kind of

@@ -79,3 +79,17 @@ func CountChangeAlert(company string, old, new int, threshold float64) (Alert, b
 		NewValue:    float64(new),
 	}, true
 }
+
+// TrackingRun is one scheduled run of a tracked company, as the company's
+// history keeps it (decisions.md, "The analyst's report": tracking_runs).
+type TrackingRun struct {
+	RunAt time.Time
+	// PatentCount is the search's recent-patent count; nil when the
+	// search failed (the run has no count).
+	PatentCount *int
+	// Success is false for a failed run: its search failed, or its
+	// analysis did after the search.
+	Success bool
+	// Alert tells whether the run raised an alert.
+	Alert bool
+}

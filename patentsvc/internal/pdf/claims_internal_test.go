@@ -67,6 +67,46 @@ func TestSplitClaims(t *testing.T) {
 			want: []patent.Claim{{Number: 1, Text: "A system as claimed herein.", Independent: true}},
 		},
 		{
+			name: "OCR reads 5. as §,",
+			text: "1. A pump.\n2. The pump of claim 1, red.\n3. The pump of claim 1, blue.\n4. The pump of claim 1, big.\n§, The pump of claim 1, small.\n6. The pump of claim 5, round.",
+			want: []patent.Claim{
+				{Number: 1, Text: "A pump.", Independent: true},
+				{Number: 2, Text: "The pump of claim 1, red.", Independent: false},
+				{Number: 3, Text: "The pump of claim 1, blue.", Independent: false},
+				{Number: 4, Text: "The pump of claim 1, big.", Independent: false},
+				{Number: 5, Text: "The pump of claim 1, small.", Independent: false},
+				{Number: 6, Text: "The pump of claim 5, round.", Independent: false},
+			},
+		},
+		{
+			name: "OCR lost a dependent claim's number",
+			text: "1. A pump.\n2. The pump of claim 1, red.\nThe pump of claim 1, blue.\n4. The pump of claim 3, big.",
+			want: []patent.Claim{
+				{Number: 1, Text: "A pump.", Independent: true},
+				{Number: 2, Text: "The pump of claim 1, red.", Independent: false},
+				{Number: 3, Text: "The pump of claim 1, blue.", Independent: false},
+				{Number: 4, Text: "The pump of claim 3, big.", Independent: false},
+			},
+		},
+		{
+			name: "a line like a dependent claim inside a claim",
+			text: "1. A pump.\n2. The pump of claim 1, red.\nThe pump of claim 1, blue.\n3. The pump of claim 2, big.",
+			want: []patent.Claim{
+				{Number: 1, Text: "A pump.", Independent: true},
+				{Number: 2, Text: "The pump of claim 1, red. The pump of claim 1, blue.", Independent: false},
+				{Number: 3, Text: "The pump of claim 2, big.", Independent: false},
+			},
+		},
+		{
+			name: "table rows after a claim's last sentence",
+			text: "1. A pump.\n2. The pump of claim 1, wherein it is red.\nShred Cut Quality\n1 T 8 LS 20\n3. The pump of claim 1, wherein it is\nabout 2 m long",
+			want: []patent.Claim{
+				{Number: 1, Text: "A pump.", Independent: true},
+				{Number: 2, Text: "The pump of claim 1, wherein it is red.", Independent: false},
+				{Number: 3, Text: "The pump of claim 1, wherein it is about 2 m long", Independent: false},
+			},
+		},
+		{
 			name: "no claim 1",
 			text: "2. The device of claim 1.",
 			want: nil,

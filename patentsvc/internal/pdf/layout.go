@@ -1,11 +1,17 @@
 package pdf
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	lpdf "github.com/ledongthuc/pdf"
 )
@@ -111,10 +117,48 @@ func loadFont(v lpdf.Value) *fontInfo {
 		}
 	}
 	fi.enc = f.Encoder()
+	if fi.twoByte && identityToUnicode(v) {
+		fi.enc = utf16Encoding{}
+	}
 	if fi.enc == nil {
 		fi.enc = identityEncoding{}
 	}
 	return fi
+}
+
+// reIdentityRange is the one mapping of the ToUnicode CMap that tesseract
+// writes for its GlyphLessFont: every two-byte code is its own UTF-16 code
+// unit.
+var reIdentityRange = regexp.MustCompile(`(?i)beginbfrange\s*<0000>\s*<ffff>\s*<0000>\s*endbfrange`)
+
+// identityToUnicode reports whether the composite font v maps its codes
+// to Unicode one to one, as the text layers that tesseract (and OCRmyPDF
+// with it) write do. The library's CMap decoding adds the offset into a
+// range to the last byte only, so through it "’" (U+2019) in such a layer
+// reads as U+0019; these fonts are decoded as UTF-16 here instead.
+func identityToUnicode(v lpdf.Value) bool {
+	if v.Key("Encoding").Name() != "Identity-H" {
+		return false
+	}
+	tu := v.Key("ToUnicode")
+	if tu.Kind() != lpdf.Stream {
+		return false
+	}
+	rc := tu.Reader()
+	defer rc.Close()
+	b, _ := io.ReadAll(io.LimitReader(rc, 4096))
+	return reIdentityRange.Match(b) && !bytes.Contains(b, []byte("beginbfchar"))
+}
+
+// utf16Encoding decodes two-byte codes as UTF-16 (big-endian).
+type utf16Encoding struct{}
+
+func (utf16Encoding) Decode(raw string) string {
+	units := make([]uint16, 0, len(raw)/2)
+	for i := 0; i+1 < len(raw); i += 2 {
+		units = append(units, uint16(raw[i])<<8|uint16(raw[i+1]))
+	}
+	return string(utf16.Decode(units))
 }
 
 // identityEncoding passes bytes through; it stands in when a font has no
@@ -440,7 +484,8 @@ func (w *walker) show(raw string) {
 	if g.font == nil {
 		g.font = &fontInfo{enc: identityEncoding{}, dflt: 500}
 	}
-	text := g.font.enc.Decode(raw)
+	// Control characters are no text; OCR layers have a few.
+	text := strings.Map(dropControl, g.font.enc.Decode(raw))
 	adv := g.advance(raw)
 	trm := mat{g.tfs * g.th, 0, 0, g.tfs, 0, g.ts}.mul(w.tm).mul(g.ctm)
 	end := translate(adv, 0).mul(w.tm).mul(g.ctm)
@@ -452,6 +497,15 @@ func (w *walker) show(raw string) {
 		return
 	}
 	w.t.add(span{x0: x0, x1: x1, y: y, size: size, text: text})
+}
+
+// dropControl maps the control characters but tab to -1, which
+// strings.Map drops.
+func dropControl(r rune) rune {
+	if r != '\t' && unicode.IsControl(r) {
+		return -1
+	}
+	return r
 }
 
 // appendSpace marks the last span as ending in a space, so that line
@@ -489,10 +543,13 @@ func pageLines(spans []span, width float64) []string {
 		out = append(out, right...)
 		left, right = left[:0], right[:0]
 	}
-	for _, r := range rows {
+	for i, r := range rows {
 		gutter := lay.gutterNumbers(r)
 		kept := r.spans[:0:0]
-		crossing := false
+		// The top row printed larger than the text is the running
+		// header ("US 11,394,072 B2"); OCR boxes leave a gap in it
+		// where the gutter is, but it is one line.
+		crossing := i == 0 && r.size >= 1.2*lay.body
 		for i, s := range r.spans {
 			if gutter[i] {
 				continue
@@ -549,7 +606,10 @@ func newLayout(spans []span, rows []row, width float64) layout {
 	const reach = 60
 	var cover [2*reach + 1]int
 	for _, s := range spans {
-		if isNumber(s.text) {
+		// Bare numbers, and scraps of one or two characters printed
+		// smaller than the text, are what stands in a gutter: its line
+		// numbers and what OCR made of them.
+		if isNumber(s.text) || s.size < 0.9*lay.body && utf8.RuneCountInString(strings.TrimSpace(s.text)) <= 2 {
 			continue
 		}
 		for x := max(int(math.Ceil(s.x0-lay.mid)), -reach); x <= min(int(math.Floor(s.x1-lay.mid)), reach); x++ {
@@ -575,10 +635,11 @@ func newLayout(spans []span, rows []row, width float64) layout {
 }
 
 // crosses reports whether s runs across the gutter, or across the middle
-// of a page without one.
+// of a page without one. A word that only reaches a little way into a
+// wide gutter, as OCR boxes do at the end of a line, does not cross it.
 func (l layout) crosses(s span) bool {
 	if l.g1 > l.g0 {
-		return min(s.x1, l.g1)-max(s.x0, l.g0) > 2
+		return min(s.x1, l.g1)-max(s.x0, l.g0) > max(2, (l.g1-l.g0)/4)
 	}
 	return s.x0 < l.mid-2 && s.x1 > l.mid+2
 }
@@ -589,22 +650,48 @@ func (l layout) crosses(s span) bool {
 // near the middle (a full-width table or title hides the gutter of a page
 // that is otherwise in columns). The INID codes of a front page's right
 // column, "(10)", "(45)", sit near the middle too; they are told apart by
-// their brackets.
+// their brackets. On a page with a gutter, what OCR made of a line number
+// ("1g", "is", "AO", "§", "we") is marked too: see gutterMark.
 func (l layout) gutterNumbers(r row) []bool {
 	marks := make([]bool, len(r.spans))
 	for i, s := range r.spans {
 		t := strings.TrimSpace(s.text)
-		n, err := strconv.Atoi(t)
-		if err != nil || len(t) > 2 {
-			continue
-		}
 		before, after := touching(r.spans, i)
-		if inBrackets(r.spans, i, before, after) {
-			continue // an INID code
+		if utf8.RuneCountInString(t) > 3 || inBrackets(r.spans, i, before, after) {
+			continue // a word, or an INID code
 		}
-		marks[i] = l.isLineNumber(s, n, before || after)
+		if n, err := strconv.Atoi(t); err == nil && len(t) <= 2 {
+			marks[i] = l.isLineNumber(s, n, before || after)
+		}
+		marks[i] = marks[i] || l.gutterMark(s)
 	}
 	return marks
+}
+
+// gutterMark reports whether s, a string of up to three characters, is a
+// line number misread by OCR, on a page with a gutter. OCR boxes spill
+// over the gutter's edge, so the band looked at reaches 8 points left of
+// the gutter (where line numbers are printed, against the left column)
+// but no further right than its edge (where the right column's words
+// start, "JP" in a list of references). In that band it is a mark when it
+// lies wholly inside the gutter, when it is printed smaller than the body
+// text (the line numbers are), or when it is a multiple of five up to 70
+// (whose box, on a scan, may be as large as the text's). On a page without
+// a gutter, only small scraps within 6 points of the middle are marks.
+func (l layout) gutterMark(s span) bool {
+	if l.g1 <= l.g0 {
+		// No gutter found (a page with little text): a small scrap
+		// right on the middle.
+		return s.size < 0.9*l.body && s.x0 > l.mid-6 && s.x1 < l.mid+6
+	}
+	if s.x0 < l.g0-8 || s.x1 > l.g1+1 {
+		return false
+	}
+	if s.x0 >= l.g0-1 || s.size < 0.9*l.body {
+		return true
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s.text))
+	return err == nil && n > 0 && n <= 70 && n%5 == 0
 }
 
 // touching reports whether span i of a row touches the span before it and

@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -46,11 +47,50 @@ func TestPageLines(t *testing.T) {
 	frontPage = append(frontPage, words(72, 688, 10, "(22) Filed: Jan. 1, 2020")...)
 	frontPage = append(frontPage, words(320, 688, 10, "ABSTRACT text")...)
 
+	// An OCR'd two-column page (tesseract's text layer): the running
+	// header is one row with a gap where the gutter is, what OCR made of
+	// the gutter's line numbers ("1g", "we", and "40" as large as the
+	// text) sits in the gutter or against the left column, and a
+	// left-column word reaches a little way into the gutter.
+	var ocrColumns []span
+	ocrColumns = append(ocrColumns, words(200, 740, 12, "US 11,234,567")...)
+	ocrColumns = append(ocrColumns, words(325, 740, 12, "B2")...)
+	var wantOCR []string
+	wantOCR = append(wantOCR, "US 11,234,567 B2")
+	for i := range 12 {
+		y := 700 - 12*float64(i)
+		left := fmt.Sprintf("left line %02d of the text in the column", i)
+		switch i {
+		case 3:
+			left += "s" // 5 points into the gutter
+			wantOCR = append(wantOCR, left)
+		case 5:
+			left = fmt.Sprintf("left line %02d", i)
+			ocrColumns = append(ocrColumns, span{x0: 288, x1: 294, y: y, size: 10, text: "40 "})
+			wantOCR = append(wantOCR, left)
+		default:
+			wantOCR = append(wantOCR, left)
+		}
+		ocrColumns = append(ocrColumns, words(72, y, 10, left)...)
+		ocrColumns = append(ocrColumns, words(320, y, 10, fmt.Sprintf("right line %02d of the text", i))...)
+	}
+	for i := range 12 {
+		wantOCR = append(wantOCR, fmt.Sprintf("right line %02d of the text", i))
+	}
+	ocrColumns = append(ocrColumns,
+		span{x0: 300, x1: 303, y: 688, size: 6, text: "1g "},
+		span{x0: 302.8, x1: 302.8, y: 664, size: 7, text: "we "})
+
 	for _, tt := range []struct {
 		name  string
 		spans []span
 		want  []string
 	}{
+		{
+			name:  "OCR: header, gutter marks, a word into the gutter",
+			spans: ocrColumns,
+			want:  wantOCR,
+		},
 		{
 			name:  "two columns with gutter and column numbers",
 			spans: twoColumns,

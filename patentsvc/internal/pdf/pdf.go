@@ -38,8 +38,21 @@ const maxPages = 5000
 // 200 letters and digits per page on average), and ctx.Err() when ctx is
 // done first; ctx is checked between pages and while a page's content is
 // read. Extract never panics: panics inside the PDF library are recovered
-// into ErrMalformed.
-func Extract(ctx context.Context, r io.ReaderAt, size int64) (s patent.Sections, err error) {
+// into ErrMalformed. It does no OCR: see Extractor.
+func Extract(ctx context.Context, r io.ReaderAt, size int64) (patent.Sections, error) {
+	return extract(ctx, r, size, nil)
+}
+
+// doc is an open document: its pages, and each page's lines.
+type doc struct {
+	rd    *lpdf.Reader
+	refs  []lpdf.Value
+	pages [][]string
+}
+
+// extract is Extract, reading image-only documents with e's OCR when e is
+// not nil.
+func extract(ctx context.Context, r io.ReaderAt, size int64, e *Extractor) (s patent.Sections, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s = patent.Sections{}
@@ -52,26 +65,42 @@ func Extract(ctx context.Context, r io.ReaderAt, size int64) (s patent.Sections,
 	if err := ctx.Err(); err != nil {
 		return patent.Sections{}, err
 	}
-	pages, err := readPages(ctx, r, size)
+	d, err := readPages(ctx, r, size)
 	if err != nil {
 		return patent.Sections{}, err
 	}
-	chars := 0
+	if chars := letters(d.pages...); chars < minCharsPerPage*len(d.pages) {
+		if e == nil {
+			return patent.Sections{}, fmt.Errorf("%w: %d characters on %d pages", ErrImageOnly, chars, len(d.pages))
+		}
+		why := e.noOCR
+		if e.ocr != nil {
+			if why, err = e.ocrPages(ctx, r, d); err != nil {
+				return patent.Sections{}, err
+			}
+		}
+		if chars := letters(d.pages...); chars < minCharsPerPage*len(d.pages) {
+			return patent.Sections{}, fmt.Errorf("%w: %d characters on %d pages: %w", ErrImageOnly, chars, len(d.pages), &patent.NotOCRedError{Reason: why})
+		}
+	}
+	s = findSections(d.pages)
+	s.Pages = len(d.pages)
+	return s, nil
+}
+
+// letters counts the letters and digits on pages.
+func letters(pages ...[]string) int {
+	n := 0
 	for _, p := range pages {
 		for _, l := range p {
 			for _, c := range l {
 				if unicode.IsLetter(c) || unicode.IsDigit(c) {
-					chars++
+					n++
 				}
 			}
 		}
 	}
-	if chars < minCharsPerPage*len(pages) {
-		return patent.Sections{}, fmt.Errorf("%w: %d characters on %d pages", ErrImageOnly, chars, len(pages))
-	}
-	s = findSections(pages)
-	s.Pages = len(pages)
-	return s, nil
+	return n
 }
 
 // ExtractFile is Extract on the file at path. Errors opening the file are
@@ -141,9 +170,9 @@ func (s *source) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// readPages opens the document and returns each page's lines in reading
+// readPages opens the document and reads each page's lines in reading
 // order.
-func readPages(ctx context.Context, r io.ReaderAt, size int64) ([][]string, error) {
+func readPages(ctx context.Context, r io.ReaderAt, size int64) (*doc, error) {
 	rd, err := lpdf.NewReader(newSource(ctx, r), size)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -180,7 +209,7 @@ func readPages(ctx context.Context, r io.ReaderAt, size int64) ([][]string, erro
 	if failed == len(refs) {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, firstErr)
 	}
-	return pages, nil
+	return &doc{rd: rd, refs: refs, pages: pages}, nil
 }
 
 // readPage returns one page's lines, turning the library's panics into an

@@ -28,15 +28,17 @@ var (
 	reUSPatent  = regexp.MustCompile(`(?i)^u\.?\s?s\.?\s*patent\b`)
 	rePatentNum = regexp.MustCompile(`(?i)^(?:us|u\.\s?s\.)\s*[\dO][\dO ,./]{5,}\s*[AB]\s?[\dl]?\b`)
 	reBarcode   = regexp.MustCompile(`(?i)^us\s*[\dO][\dO. ]{6,}\s*[AB]\s?[\dl]$`)
-	rePageN     = regexp.MustCompile(`(?i)^page\s+\d+(?:\s+of\s+\d+)?$`)
+	rePageN     = regexp.MustCompile(`(?i)^page(?:\s+\d+(?:\s+of\s+\d+)?)?$`)
 
 	// The abstract.
-	reAbstractHead = regexp.MustCompile(`^(?i:[(\[{]?\s*[5s]\s*[7t]\s*[)\]}]?\s*|a7\)\s*)?(?:ABSTRACT|Abstract)(?i:\s+of\s+the\s+disclosure)?\s*[:.]?\s*(.*)$`)
+	// The INID code before ABSTRACT may be misread in any of its
+	// characters: "(87)", "67)", "657)", "a7)", "©)".
+	reAbstractHead = regexp.MustCompile(`^(?i:[(\[{]?\s*[5s]\s*[7t]\s*[)\]}]?\s*|[(\[{]?\s*(?:[^\s)\]}]\s*){1,3}[)\]}]\s*)?(?:ABSTRACT|Abstract)(?i:\s+of\s+the\s+disclosure)?\s*[:.]?\s*(.*)$`)
 	reINID57       = regexp.MustCompile(`(?i)^(?:[(\[{]\s*[5s]\s*[7t]\s*[)\]}]|a7\)|\(\s*5\s*7|5\s*7\s*\))\s*(.*)$`)
 	reINIDOnly57   = regexp.MustCompile(`^[(\[{]?\s*[5s]\s*7\s*[)\]}]?$`)
 	reINID         = regexp.MustCompile(`^[(\[{]\s*\d\s*\d\s*[)\]}]`)
 	reClaimsSheets = regexp.MustCompile(`(?i)^\d+\s*claims?\s*[,.]?\s*\d+\s*drawing\s*sheets?\b`)
-	reContinued    = regexp.MustCompile(`(?i)^[(\[]\s*continued\s*[)\]]$`)
+	reContinued    = regexp.MustCompile(`(?i)^[(\[{]\s*continued\s*[)\]}]$`)
 
 	// The claims.
 	reClaimSignal = regexp.MustCompile(`(?i)^(?:what\s+is\s+claimed\s+is|what\s+is\s+claimed|the\s+invention\s+claimed\s+is|what\s+(?:we|i)\s+claim\s+is|we\s+claim|i\s+claim|it\s+is\s+claimed|claims|the\s+claims\s+are|patent\s+claims)\s*[:;.]?\s*(.*)$`)
@@ -130,7 +132,9 @@ func (d *document) abstract() []string {
 		if d.page[i] != page {
 			break
 		}
-		if len(out) == 0 && (reINIDOnly57.MatchString(l) || strings.EqualFold(l, "abstract")) {
+		// Before the first line of text: a misread INID code, the
+		// heading again, or a speck read as a word ("So").
+		if len(out) == 0 && (reINIDOnly57.MatchString(l) || strings.EqualFold(l, "abstract") || len(strings.Fields(l)) < 2) {
 			continue
 		}
 		if reClaimsSheets.MatchString(l) || reINID.MatchString(l) {
@@ -140,12 +144,42 @@ func (d *document) abstract() []string {
 			out = append(out, d.continuation(page+1)...)
 			break
 		}
+		if isScrap(l) {
+			// Specks of the scan that OCR read as ". an ." or "| _":
+			// inside a sentence they are passed over (the abstract
+			// goes on below them); after a finished one they are
+			// the figure's.
+			if len(out) == 0 || !endsSentence(out[len(out)-1]) {
+				continue
+			}
+			break
+		}
 		if len(out) > 0 && endsAbstract(out[len(out)-1], l) {
 			break
 		}
 		out = append(out, l)
 	}
 	return out
+}
+
+// isScrap reports whether line l is no text but specks read by OCR: more
+// other marks than letters, or marks that stand alone (". an .") with at
+// most three letters.
+func isScrap(l string) bool {
+	letters, other, alone := 0, 0, 0
+	for _, f := range strings.Fields(l) {
+		if !strings.ContainsFunc(f, func(c rune) bool { return unicode.IsLetter(c) || unicode.IsDigit(c) }) {
+			alone++
+		}
+		for _, c := range f {
+			if unicode.IsLetter(c) {
+				letters++
+			} else {
+				other++
+			}
+		}
+	}
+	return letters < other || alone > 0 && letters <= 3
 }
 
 // abstractStart finds the abstract heading, on the first two pages or,
@@ -196,6 +230,9 @@ func (d *document) continuation(p int) []string {
 		if reClaimsSheets.MatchString(l) {
 			return out
 		}
+		if isScrap(l) {
+			continue
+		}
 		if len(out) > 0 && endsAbstract(out[len(out)-1], l) {
 			break
 		}
@@ -207,23 +244,16 @@ func (d *document) continuation(p int) []string {
 }
 
 // endsAbstract reports whether line l, after prev, is no longer part of an
-// abstract: garbage, or a scrap of a figure after a finished sentence.
+// abstract: a label of a figure (fewer than three words) after a finished
+// sentence.
 func endsAbstract(prev, l string) bool {
-	letters, other := 0, 0
-	for _, c := range l {
-		switch {
-		case unicode.IsLetter(c):
-			letters++
-		case !unicode.IsSpace(c):
-			other++
-		}
-	}
-	if letters < other {
-		return true
-	}
-	prev = strings.TrimRight(prev, " )\"”'")
-	sentenceEnd := strings.HasSuffix(prev, ".") || strings.HasSuffix(prev, "!") || strings.HasSuffix(prev, "?")
-	return sentenceEnd && len(strings.Fields(l)) < 3
+	return endsSentence(prev) && len(strings.Fields(l)) < 3
+}
+
+// endsSentence reports whether line l ends a sentence.
+func endsSentence(l string) bool {
+	l = strings.TrimRight(l, " )\"”'")
+	return strings.HasSuffix(l, ".") || strings.HasSuffix(l, "!") || strings.HasSuffix(l, "?")
 }
 
 // claims returns the claims' lines as [from, to): from the last claim
@@ -250,17 +280,36 @@ func (d *document) claims() (int, int) {
 		return -1, -1
 	}
 	for i := at + 1; i < len(d.lines); i++ {
-		if reEndMarker.MatchString(d.lines[i]) || reCertificate.MatchString(d.lines[i]) {
+		if reEndMarker.MatchString(d.lines[i]) || reCertificate.MatchString(d.lines[i]) ||
+			endsSentence(d.lines[i-1]) && isMarkerScrap(d.lines[i]) {
 			return at, i
 		}
 	}
 	return at, len(d.lines)
 }
 
+// isMarkerScrap reports whether l may be the end marker "* * * * *" as OCR
+// read it in the worst case ("eR Re &"): three to six marks of at most two
+// characters, none a digit.
+func isMarkerScrap(l string) bool {
+	f := strings.Fields(l)
+	if len(f) < 3 || len(f) > 6 {
+		return false
+	}
+	for _, w := range f {
+		if utf8.RuneCountInString(w) > 2 || strings.ContainsFunc(w, unicode.IsDigit) {
+			return false
+		}
+	}
+	return true
+}
+
 // claimOneFollows reports whether claim 1 starts right after the claim
-// signal on line i, on the same line (rest) or the next.
+// signal on line i, on the same line (rest) or the next. A rest of up to
+// three characters is what OCR left of the signal's end ("What is
+// claimed i").
 func (d *document) claimOneFollows(i int, rest string) bool {
-	if rest = strings.TrimSpace(rest); rest != "" {
+	if rest = strings.TrimSpace(rest); utf8.RuneCountInString(rest) > 3 {
 		return reClaimOne.MatchString(rest)
 	}
 	return i+1 < len(d.lines) && reClaimOne.MatchString(d.lines[i+1])

@@ -100,6 +100,28 @@ func TestAbstract(t *testing.T) {
 			want: want,
 		},
 		{"none", [][]string{{"(12) United States Patent", "abstract is incorporated herein"}}, ""},
+		// OCR'd front pages (issue 15): the abstract used to stop at the
+		// first line break followed by a speck of the scan.
+		{"OCR specks between the lines", [][]string{front("(57) ABSTRACT", ". an .", "A widget has a handle and a", ". .", "blade. The blade is sharp.")}, want},
+		{"OCR speck after the heading", [][]string{front("(57) ABSTRACT", "So", "A widget has a handle and a", "blade. The blade is sharp.")}, want},
+		{"OCR misreads the INID code (87)", [][]string{front("(87) ABSTRACT", text...)}, want},
+		{"OCR misreads the INID code 67)", [][]string{front("67) ABSTRACT", text...)}, want},
+		{"OCR misreads the INID code 657)", [][]string{front("657) ABSTRACT", text...)}, want},
+		{"OCR misreads the INID code ©)", [][]string{front("©) ABSTRACT", text...)}, want},
+		{"hyphen at a line end", [][]string{front("(57) ABSTRACT", "A widget has a han-", "dle and a blade. The blade is sharp.")}, want},
+		{
+			name: "OCR: {Continued} and a bare Page header",
+			pages: [][]string{
+				{"(57) ABSTRACT", "A widget has a handle and a", "{Continued}", "FIG. 1"},
+				{"US 11,234,567 B2", "Page", "blade. The blade is sharp.", "10 Claims, 7 Drawing Sheets", "(51) Int. Cl."},
+			},
+			want: want,
+		},
+		{
+			name:  "figure specks after the last sentence end it",
+			pages: [][]string{{"(57) ABSTRACT", "A widget has a handle and a", "blade. The blade is sharp.", "| _ ~", "Handle lever"}},
+			want:  want,
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := findSections(tt.pages).Abstract; got != tt.want {
@@ -113,9 +135,9 @@ func TestClaimsSignalsAndEnd(t *testing.T) {
 	body := []string{"1. A widget.", "2. The widget of claim 1, in red."}
 	for _, signal := range []string{
 		"What is claimed is:", "What is claimed is :", "The invention claimed is:", "We claim:",
-		"I claim:", "Claims", "CLAIMS", "What is claimed:",
+		"I claim:", "Claims", "CLAIMS", "What is claimed:", "What is claimed i",
 	} {
-		for _, end := range []string{"* * * * *", "k k k k k", "CK ck ck ck ck", ""} {
+		for _, end := range []string{"* * * * *", "k k k k k", "CK ck ck ck ck", "eR Re &", ""} {
 			t.Run(signal+" "+end, func(t *testing.T) {
 				lines := append([]string{"SPECIFICATION", "It is claimed that this works."}, signal)
 				lines = append(lines, body...)

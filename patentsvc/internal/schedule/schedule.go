@@ -29,6 +29,11 @@
 //     whose analysis failed after the search records the count and applies
 //     the alert rule as a successful one does. A company without a recent
 //     patent to analyse is a success (patent count 0), not a failure.
+//   - Every run that reports back, failed or not, adds a row to the
+//     company's history (tracking_runs: time, count or none, success,
+//     alert) in the one transaction that records it, its alert and the
+//     alert's webhook deliveries included (RecordRun, RecordFailure). A run
+//     handed back unrun (shutdown) adds none.
 package schedule
 
 import (
@@ -59,16 +64,17 @@ type Store interface {
 	// ClaimTracked claims one company as ClaimDue would, if it is due
 	// (false otherwise).
 	ClaimTracked(ctx context.Context, id int64, hold time.Duration) (patent.TrackedCompany, bool, error)
-	// RecordRun records a run whose search answered; failures is 0 when it
-	// succeeded.
-	RecordRun(ctx context.Context, id int64, count int, at time.Time, failures int, next time.Time) error
-	// RecordFailure records a run whose search failed.
-	RecordFailure(ctx context.Context, id int64, failures int, next time.Time) error
+	// RecordRun records a run whose search answered, and its row in the
+	// company's history; failures is 0 when it succeeded. When alert is
+	// not nil, the alert and the webhook deliveries compose returns for it
+	// (nil: none) are stored in the same transaction.
+	RecordRun(ctx context.Context, id int64, count int, at time.Time, failures int, next time.Time,
+		alert *patent.Alert, compose patent.Deliveries[patent.Alert]) error
+	// RecordFailure records a run whose search failed, and its row in the
+	// company's history.
+	RecordFailure(ctx context.Context, id int64, at time.Time, failures int, next time.Time) error
 	// Reschedule hands a claimed company back unrun.
 	Reschedule(ctx context.Context, id int64, next time.Time) error
-	// CreateAlert stores an alert and, in the same transaction, the
-	// webhook deliveries compose returns for it (nil: none).
-	CreateAlert(ctx context.Context, a patent.Alert, compose patent.Deliveries[patent.Alert]) (patent.Alert, error)
 }
 
 // Analyzer analyses a company; *analysis.Analyzer implements it.
@@ -133,7 +139,7 @@ func DefaultTick(interval time.Duration) time.Duration {
 }
 
 // AlertFunc composes the webhook deliveries of an alert; the store keeps
-// them in the alert's own transaction (decisions.md: an alert is never
+// them in the transaction of the alert and its run (decisions.md: an alert is never
 // committed without its deliveries, nor a delivery without its alert). It
 // may be nil (no webhooks). It is called before the alert commits.
 type AlertFunc = patent.Deliveries[patent.Alert]
@@ -423,30 +429,34 @@ func (s *Scheduler) run(c patent.TrackedCompany) {
 		log.Warn("scheduled analysis failed; retrying", "err", errText(res.Error), "consecutive_failures", failures, "retry_in", retry.String())
 	}
 	if !res.Searched {
-		if err := s.store.RecordFailure(wctx, c.ID, failures, next); err != nil {
+		if err := s.store.RecordFailure(wctx, c.ID, at, failures, next); err != nil {
 			log.Warn("recording the failed run failed", "err", err.Error())
 		}
 		return
 	}
-	if err := s.store.RecordRun(wctx, c.ID, res.TotalResults, at, failures, next); err != nil {
-		log.Warn("recording the run failed", "err", err.Error())
+	// The alert is stored with the run, in its transaction: the run's
+	// history row says whether it raised one, and neither is ever
+	// committed without the other. The first run records the baseline
+	// only.
+	var alert *patent.Alert
+	if c.LastAnalysisAt != nil {
+		if a, ok := patent.CountChangeAlert(c.CompanyName, c.LastPatentCount, res.TotalResults, s.cfg.Threshold); ok {
+			alert = &a
+		}
+	}
+	if err := s.store.RecordRun(wctx, c.ID, res.TotalResults, at, failures, next, alert, s.onAlert); err != nil {
+		if alert != nil {
+			log.Error("recording the run and its alert failed", "err", err.Error(), "alert", alert.Message)
+		} else {
+			log.Warn("recording the run failed", "err", err.Error())
+		}
 		return
 	}
 	log.Info("scheduled analysis done", "patent_count", res.TotalResults, "previous", c.LastPatentCount,
 		"success", res.Success, "baseline", c.LastAnalysisAt == nil)
-	if c.LastAnalysisAt == nil {
-		return // the first run records the baseline only
+	if alert != nil {
+		log.Info("patent count alert", "message", alert.Message)
 	}
-	alert, ok := patent.CountChangeAlert(c.CompanyName, c.LastPatentCount, res.TotalResults, s.cfg.Threshold)
-	if !ok {
-		return
-	}
-	stored, err := s.store.CreateAlert(wctx, alert, s.onAlert)
-	if err != nil {
-		log.Error("storing an alert failed", "err", err.Error())
-		return
-	}
-	log.Info("patent count alert", "message", stored.Message)
 }
 
 func errText(e *string) string {

@@ -23,6 +23,12 @@
 //     like tracked companies (FOR UPDATE SKIP LOCKED on PostgreSQL, a
 //     claimed_until lease everywhere), and an attempt is recorded only by
 //     the claim's holder (ErrClaimLost otherwise).
+//   - A tracked company's history (tracking_runs) is written only by
+//     RecordRun and RecordFailure, in the transaction that records the run
+//     on tracked_companies and, for a run that raised one, its alert and
+//     the alert's deliveries; the rows belong to the tracked_companies row
+//     (ON DELETE CASCADE), and RunPruner deletes them past their age in
+//     batches (PruneTrackingRuns).
 //   - Every method takes the context of the request or job it serves;
 //     driver errors become the patent package's sentinels here (duplicate
 //     key: patent.ErrConflict; no row: patent.ErrNotFound).

@@ -168,27 +168,59 @@ func (s *Store) claim(ctx context.Context, where string, args []any, limit int, 
 	return out, nil
 }
 
-// RecordRun stores the outcome of a scheduled run whose search answered:
-// the new patent count and time of analysis, the consecutive failed runs
-// ending with this one (0 when it succeeded) and the next run. A company
-// untracked meanwhile is ignored.
-func (s *Store) RecordRun(ctx context.Context, id int64, count int, at time.Time, failures int, next time.Time) error {
+// RecordRun stores the outcome of a scheduled run whose search answered,
+// in one transaction: on the tracked company the new patent count and
+// time of analysis, the consecutive failed runs ending with this one (0
+// when it succeeded) and the next run; the run's row in the company's
+// history (tracking_runs: at, count, success when failures is 0); and,
+// when alert is not nil, the alert the run raised, stamped now, with the
+// webhook deliveries compose returns for it (compose may be nil). The
+// history row says alert only when the alert is committed with it, and an
+// alert is never committed without its row and deliveries (decisions.md).
+//
+// A company untracked meanwhile is ignored: nothing is stored, its alert
+// neither (untracking dropped its history, and with it the baseline the
+// alert compares against).
+func (s *Store) RecordRun(ctx context.Context, id int64, count int, at time.Time, failures int, next time.Time,
+	alert *patent.Alert, compose patent.Deliveries[patent.Alert]) error {
 	at, next = utc(at), utc(next)
-	err := s.db.WithContext(ctx).Model(&trackedCompanyRow{}).Where("id = ?", id).
-		Updates(map[string]any{"last_patent_count": count, "last_analysis_at": at, "consecutive_failures": failures, "next_run_at": next}).Error
+	err := s.inTx(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&trackedCompanyRow{}).Where("id = ?", id).
+			Updates(map[string]any{"last_patent_count": count, "last_analysis_at": at, "consecutive_failures": failures, "next_run_at": next})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		run := trackingRunRow{TrackedCompanyID: id, RunAt: at, PatentCount: &count, Success: failures == 0, Alert: alert != nil}
+		if err := tx.Create(&run).Error; err != nil {
+			return err
+		}
+		if alert == nil {
+			return nil
+		}
+		_, err := s.createAlert(tx, *alert, compose)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("record run of tracked company %d: %w", id, err)
 	}
 	return nil
 }
 
-// RecordFailure stores a scheduled run that failed before it had a patent
-// count (the search failed): the consecutive failed runs ending with this
-// one, and the next run. The count and the time of the last analysis stay
-// as they were.
-func (s *Store) RecordFailure(ctx context.Context, id int64, failures int, next time.Time) error {
-	err := s.db.WithContext(ctx).Model(&trackedCompanyRow{}).Where("id = ?", id).
-		Updates(map[string]any{"consecutive_failures": failures, "next_run_at": utc(next)}).Error
+// RecordFailure stores a scheduled run at at that failed before it had a
+// patent count (the search failed), in one transaction: on the tracked
+// company the consecutive failed runs ending with this one and the next
+// run (the count and the time of the last analysis stay as they were), and
+// the run's row in the company's history, without a count. A company
+// untracked meanwhile is ignored.
+func (s *Store) RecordFailure(ctx context.Context, id int64, at time.Time, failures int, next time.Time) error {
+	err := s.inTx(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&trackedCompanyRow{}).Where("id = ?", id).
+			Updates(map[string]any{"consecutive_failures": failures, "next_run_at": utc(next)})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		return tx.Create(&trackingRunRow{TrackedCompanyID: id, RunAt: utc(at)}).Error
+	})
 	if err != nil {
 		return fmt.Errorf("record failed run of tracked company %d: %w", id, err)
 	}
@@ -227,16 +259,27 @@ func (r alertRow) toDomain() patent.Alert {
 // is never committed without its deliveries, nor a delivery without its
 // alert), and returns the alert. compose may be nil (no webhooks).
 func (s *Store) CreateAlert(ctx context.Context, a patent.Alert, compose patent.Deliveries[patent.Alert]) (patent.Alert, error) {
-	row := alertRow{CompanyName: a.CompanyName, AlertType: a.AlertType, Message: a.Message,
-		OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: utc(s.now())}
+	var stored patent.Alert
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
-		if err := tx.Create(&row).Error; err != nil {
-			return err
-		}
-		return withDeliveries(s, tx, compose, row.toDomain())
+		var err error
+		stored, err = s.createAlert(tx, a, compose)
+		return err
 	})
 	if err != nil {
 		return patent.Alert{}, fmt.Errorf("create alert: %w", err)
+	}
+	return stored, nil
+}
+
+// createAlert stores an alert stamped now and its deliveries in tx.
+func (s *Store) createAlert(tx *gorm.DB, a patent.Alert, compose patent.Deliveries[patent.Alert]) (patent.Alert, error) {
+	row := alertRow{CompanyName: a.CompanyName, AlertType: a.AlertType, Message: a.Message,
+		OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: utc(s.now())}
+	if err := tx.Create(&row).Error; err != nil {
+		return patent.Alert{}, err
+	}
+	if err := withDeliveries(s, tx, compose, row.toDomain()); err != nil {
+		return patent.Alert{}, err
 	}
 	return row.toDomain(), nil
 }

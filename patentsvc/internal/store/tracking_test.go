@@ -22,7 +22,7 @@ func TestTrackAgainCarriesState(t *testing.T) {
 			t.Fatal(err)
 		}
 		at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-		if err := s.RecordRun(ctx, acme.ID, 12, at, 2, at.Add(time.Hour)); err != nil {
+		if err := s.RecordRun(ctx, acme.ID, 12, at, 2, at.Add(time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		_, err = s.CreateTracked(ctx, "ACME CORP")
@@ -161,11 +161,11 @@ func TestRunOutcomes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		acme, _ := s.CreateTracked(ctx, "Acme")
 		at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-		if err := s.RecordRun(ctx, acme.ID, 7, at, 0, at.Add(24*time.Hour)); err != nil {
+		if err := s.RecordRun(ctx, acme.ID, 7, at, 0, at.Add(24*time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		next := at.Add(25 * time.Hour)
-		if err := s.RecordFailure(ctx, acme.ID, 3, next); err != nil {
+		if err := s.RecordFailure(ctx, acme.ID, next.Add(-time.Hour), 3, next); err != nil {
 			t.Fatal(err)
 		}
 		got := mustTracked(t, s)
@@ -180,7 +180,7 @@ func TestRunOutcomes(t *testing.T) {
 			t.Errorf("after Reschedule: %+v", got)
 		}
 		later := at.Add(26 * time.Hour)
-		if err := s.RecordRun(ctx, acme.ID, 9, later, 0, later.Add(24*time.Hour)); err != nil {
+		if err := s.RecordRun(ctx, acme.ID, 9, later, 0, later.Add(24*time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := mustTracked(t, s); got.ConsecutiveFailures != 0 || got.LastPatentCount != 9 || !got.LastAnalysisAt.Equal(later) {

@@ -248,12 +248,16 @@ func (s *Store) PruneRefreshTokens(ctx context.Context) (int64, error) {
 	return res.RowsAffected, nil
 }
 
-// PruneInterval is how often RunPruner deletes expired refresh tokens.
+// PruneInterval is how often RunPruner prunes.
 const PruneInterval = time.Hour
 
-// RunPruner deletes expired refresh tokens every interval until ctx ends.
-// A failed round is logged and tried again at the next one.
-func (s *Store) RunPruner(ctx context.Context, interval time.Duration, logger *slog.Logger) {
+// RunPruner is the store's janitor: every interval until ctx ends it
+// deletes the expired refresh tokens and the tracking runs older than
+// history (TRACKING_HISTORY_DAYS; the latter in batches, see
+// PruneTrackingRuns). Every replica runs one; prunes of the same rows by
+// several are harmless. A failed round is logged and tried again at the
+// next one.
+func (s *Store) RunPruner(ctx context.Context, interval, history time.Duration, logger *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -265,6 +269,11 @@ func (s *Store) RunPruner(ctx context.Context, interval time.Duration, logger *s
 				logger.Warn("pruning refresh tokens failed", "err", err.Error())
 			} else if n > 0 {
 				logger.Info("pruned expired refresh tokens", "count", n)
+			}
+			if n, err := s.PruneTrackingRuns(ctx, s.now().Add(-history)); err != nil && ctx.Err() == nil {
+				logger.Warn("pruning tracking runs failed", "err", err.Error(), "count", n)
+			} else if n > 0 {
+				logger.Info("pruned old tracking runs", "count", n)
 			}
 		}
 	}

@@ -45,6 +45,10 @@ var (
 	ScannedPDF = "US11762912.pdf"
 )
 
+// NoOCR is why the world's analyzer reads no scan by OCR: it runs as
+// under PDF_OCR=off, so that tests do not depend on tesseract.
+const NoOCR = "PDF_OCR is off"
+
 // PDFHost serves PDFs at /pdfs/<publication number>.pdf, each mapped to a
 // file, and counts requests.
 type PDFHost struct {
@@ -141,7 +145,7 @@ func (w *World) Analyzer(logger *slog.Logger) *analysis.Analyzer {
 		serpapi.NewClient(w.Serp.BaseURL(), "test-serpapi-key", 5*time.Second, 1, logger),
 		llm.NewClient(w.LLM.BaseURL(), "test-llm-key", 5*time.Second, 1, logger),
 		pdfstore.NewDownloader([]string{"127.0.0.1"}, 30<<20, 10*time.Second, 1, logger),
-		w.Blobs, pdf.Extract, w.Store, logger, time.Now)
+		w.Blobs, pdf.NewExtractor(nil, NoOCR).Extract, w.Store, logger, time.Now)
 }
 
 // Company registers a company whose search returns n recent patents, each

@@ -1,0 +1,248 @@
+package pdf_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/pdf"
+)
+
+// mustFindTesseract returns the tesseract engine, or skips the test
+// visibly when tesseract or its English data is missing. REQUIRE_OCR=1
+// (set by .ci/run) turns the skip into a failure.
+func mustFindTesseract(tb testing.TB) *pdf.Tesseract {
+	tb.Helper()
+	tess, err := pdf.FindTesseract(context.Background(), "eng", pdf.PageTimeout)
+	if err != nil {
+		if os.Getenv("REQUIRE_OCR") == "1" {
+			tb.Fatalf("REQUIRE_OCR=1 but %v (Debian: apt-get install tesseract-ocr)", err)
+		}
+		tb.Skipf("runtime OCR not tested: %v (Debian: apt-get install tesseract-ocr)", err)
+	}
+	return tess
+}
+
+// scan is the image-only test document: two scanned pages of a US grant,
+// without a text layer.
+const scan = "US11762912"
+
+// TestExtractOCR reads the scan by OCR at extraction time and scores its
+// abstract against the published one.
+func TestExtractOCR(t *testing.T) {
+	t.Parallel()
+	tess := mustFindTesseract(t)
+	doc := mustLoadAbstracts(t, "testdata")[scan]
+	data := mustReadTestdata(t, doc.File)
+	start := time.Now()
+	s, err := pdf.NewExtractor(tess, "").Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatalf("Extract(%s) with OCR: %v", doc.File, err)
+	}
+	score := f1(s.Abstract, doc.Abstract)
+	t.Logf("%s by OCR: abstract F1 %.3f, %d pages in %v", doc.File, score, s.Pages, time.Since(start).Round(time.Millisecond))
+	if s.Pages != 2 || score < minF1 {
+		t.Errorf("%s by OCR: %d pages, abstract F1 %.3f, want 2 and >= %v\ngot:  %s\nwant: %s", doc.File, s.Pages, score, minF1, s.Abstract, doc.Abstract)
+	}
+	checkNotCut(t, doc.File, s.Abstract, doc.Abstract)
+}
+
+// wantNotOCRed checks that err reports an image-only document with reason.
+func wantNotOCRed(t *testing.T, err error, reason string) {
+	t.Helper()
+	var no *patent.NotOCRedError
+	if !errors.Is(err, pdf.ErrImageOnly) || !errors.Is(err, patent.ErrPDFUnreadable) || !errors.As(err, &no) || no.Reason != reason {
+		t.Errorf("Extract(scan) error = %v, want ErrImageOnly with the reason %q", err, reason)
+	}
+}
+
+// TestExtractWithoutOCR: with PDF_OCR=off, or without tesseract on PATH,
+// a scan is reported as before, image-only, with the reason.
+func TestExtractWithoutOCR(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no tesseract there
+	_, err := pdf.FindTesseract(context.Background(), "eng", pdf.PageTimeout)
+	const missing = "OCR unavailable: no tesseract on PATH"
+	if err == nil || err.Error() != missing {
+		t.Fatalf("FindTesseract with an empty PATH = %v, want %q", err, missing)
+	}
+	for _, tt := range []struct {
+		name   string
+		reason string
+	}{
+		{"PDF_OCR=off", "PDF_OCR is off"},
+		{"no tesseract", err.Error()},
+	} {
+		for _, file := range []string{scan + ".pdf", "CN104766014B.pdf"} {
+			t.Run(tt.name+"/"+file, func(t *testing.T) {
+				data := mustReadTestdata(t, file)
+				_, err := pdf.NewExtractor(nil, tt.reason).Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+				wantNotOCRed(t, err, tt.reason)
+			})
+		}
+	}
+}
+
+// fakeOCR is an OCR engine whose answer the test gives.
+type fakeOCR struct {
+	WordsFn func(ctx context.Context, img *image.Gray, dpi int) ([]pdf.Word, error)
+}
+
+var _ pdf.OCR = (*fakeOCR)(nil)
+
+func (f *fakeOCR) Words(ctx context.Context, img *image.Gray, dpi int) ([]pdf.Word, error) {
+	return f.WordsFn(ctx, img, dpi)
+}
+
+// frontPageWords lays lines out as OCR reads them on a 300 dpi scan: one
+// word box after another, each line 50 pixels below the last.
+func frontPageWords(lines ...string) []pdf.Word {
+	var out []pdf.Word
+	for i, l := range lines {
+		x, y := 300, 300+50*i
+		for _, w := range strings.Fields(l) {
+			out = append(out, pdf.Word{Text: w, Box: image.Rect(x, y, x+18*len(w), y+30), Line: i})
+			x += 18*len(w) + 15
+		}
+	}
+	return out
+}
+
+// TestExtractOCRPipeline runs the OCR path with a fake engine: the scan's
+// image is decoded and handed over at its resolution, the words come back
+// placed on the page and go through section finding; a failing engine is
+// reported as the reason, and a cancelled ctx as itself.
+func TestExtractOCRPipeline(t *testing.T) {
+	t.Parallel()
+	data := mustReadTestdata(t, scan+".pdf")
+	extract := func(ctx context.Context, ocr pdf.OCR) (patent.Sections, error) {
+		return pdf.NewExtractor(ocr, "").Extract(ctx, bytes.NewReader(data), int64(len(data)))
+	}
+	text := []string{
+		"(12) United States Patent", "(54) WIDGET WITH A BLADE HELD BY A PIN",
+		"(71) Applicant: Widget Works Incorporated, Springfield, IL (US)",
+		"(72) Inventors: Ada Lovelace, London (GB); Charles Babbage, London (GB)",
+		"(57) ABSTRACT",
+		"A widget has a handle and a blade that is held in the handle by a pin, so",
+		"that the blade can be changed without tools. The blade is sharp and is made",
+		"of hardened steel.", "10 Claims, 3 Drawing Sheets",
+	}
+	var sizes []image.Point
+	var dpis []int
+	s, err := extract(context.Background(), &fakeOCR{WordsFn: func(_ context.Context, img *image.Gray, dpi int) ([]pdf.Word, error) {
+		sizes, dpis = append(sizes, img.Rect.Size()), append(dpis, dpi)
+		return frontPageWords(text...), nil
+	}})
+	if err != nil {
+		t.Fatalf("Extract with a fake OCR: %v", err)
+	}
+	if want := "A widget has a handle and a blade that is held in the handle by a pin, so that the blade can be changed without tools. The blade is sharp and is made of hardened steel."; s.Abstract != want || s.Pages != 2 {
+		t.Errorf("Extract with a fake OCR = %d pages, abstract %q, want 2 pages, %q", s.Pages, s.Abstract, want)
+	}
+	if want := []image.Point{{2560, 3300}, {2560, 3300}}; len(sizes) != 2 || sizes[0] != want[0] || sizes[1] != want[1] || dpis[0] != 300 {
+		t.Errorf("OCR given images %v at %v dpi, want %v at 300", sizes, dpis, want)
+	}
+
+	_, err = extract(context.Background(), &fakeOCR{WordsFn: func(context.Context, *image.Gray, int) ([]pdf.Word, error) {
+		return nil, errors.New("engine broke")
+	}})
+	wantNotOCRed(t, err, "OCR failed on page 1: engine broke")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = extract(ctx, &fakeOCR{WordsFn: func(context.Context, *image.Gray, int) ([]pdf.Word, error) {
+		cancel()
+		return nil, context.Canceled
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Extract cancelled during OCR: %v, want context.Canceled", err)
+	}
+}
+
+// fakeTesseract puts a shell script named tesseract first on PATH: it
+// lists langs for --list-langs and runs body otherwise.
+func fakeTesseract(t *testing.T, langs, body string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake tesseract is a shell script")
+	}
+	dir := t.TempDir()
+	script := "#!/bin/sh\nif [ \"$1\" = --list-langs ]; then echo 'List of available languages (1):'; echo " + langs + "; exit 0; fi\n" + body + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "tesseract"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestTesseractBounds: a page that tesseract does not read within the
+// page timeout stops it and is reported; tesseract without the English
+// data is unavailable; a tesseract that fails is reported with its error.
+func TestTesseractBounds(t *testing.T) {
+	data := mustReadTestdata(t, scan+".pdf")
+	t.Run("timeout", func(t *testing.T) {
+		fakeTesseract(t, "eng", "exec sleep 30")
+		tess, err := pdf.FindTesseract(context.Background(), "eng", 300*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = pdf.NewExtractor(tess, "").Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+		wantNotOCRed(t, err, "OCR failed on page 1: tesseract: page not read within 300ms")
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("two pages over a 300ms page timeout took %v", d)
+		}
+	})
+	t.Run("failure", func(t *testing.T) {
+		fakeTesseract(t, "eng", "echo 'Error: bad image' >&2; exit 1")
+		tess, err := pdf.FindTesseract(context.Background(), "eng", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = pdf.NewExtractor(tess, "").Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+		wantNotOCRed(t, err, "OCR failed on page 1: tesseract: exit status 1: Error: bad image")
+	})
+	t.Run("no English data", func(t *testing.T) {
+		fakeTesseract(t, "osd", "exit 1")
+		_, err := pdf.FindTesseract(context.Background(), "eng", time.Minute)
+		if want := "OCR unavailable: tesseract has no eng language data"; err == nil || err.Error() != want {
+			t.Errorf("FindTesseract without eng = %v, want %q", err, want)
+		}
+	})
+}
+
+// TestExtractOCRConcurrency: however many scans are read at once, at most
+// GOMAXPROCS pages are OCR'd at a time.
+func TestExtractOCRConcurrency(t *testing.T) {
+	t.Parallel()
+	data := mustReadTestdata(t, scan+".pdf")
+	var mu sync.Mutex
+	running, most := 0, 0
+	ex := pdf.NewExtractor(&fakeOCR{WordsFn: func(context.Context, *image.Gray, int) ([]pdf.Word, error) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return nil, nil
+	}}, "")
+	var wg sync.WaitGroup
+	for range 4 * runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			ex.Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+		})
+	}
+	wg.Wait()
+	if most < 1 || most > runtime.GOMAXPROCS(0) {
+		t.Errorf("%d pages OCR'd at once, want 1 to GOMAXPROCS (%d)", most, runtime.GOMAXPROCS(0))
+	}
+}

@@ -1,0 +1,245 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/store"
+	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+)
+
+func count(n int) *int { return &n }
+
+// mustHistory returns the runs of the company tracked as name since since.
+func mustHistory(t *testing.T, s *store.Store, name patent.CompanyName, since time.Time) []patent.TrackingRun {
+	t.Helper()
+	_, runs, err := s.TrackingHistory(ctx, name, since)
+	if err != nil {
+		t.Fatalf("TrackingHistory(%q) = %v", name, err)
+	}
+	return runs
+}
+
+// TestTrackingHistory: every recorded run adds a row to the company's
+// history, with its count (none when the search failed), its success and
+// whether it raised an alert; the history reads back oldest first, from
+// since on, under the name in any letter case.
+func TestTrackingHistory(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		acme, _ := s.CreateTracked(ctx, "Acme Corp")
+		other, _ := s.CreateTracked(ctx, "Other")
+		t0 := time.Date(2026, 1, 10, 9, 0, 0, 0, time.UTC)
+		day := 24 * time.Hour
+		if err := s.RecordRun(ctx, acme.ID, 10, t0, 0, t0.Add(day), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordFailure(ctx, acme.ID, t0.Add(day), 1, t0.Add(day+time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		// Searched, then the analysis failed: a count, not a success.
+		if err := s.RecordRun(ctx, acme.ID, 11, t0.Add(day+time.Minute), 2, t0.Add(day+3*time.Minute), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		alert := patent.Alert{CompanyName: "Acme Corp", AlertType: patent.AlertTypePatentCountChange, Message: "up", OldValue: 11, NewValue: 20}
+		if err := s.RecordRun(ctx, acme.ID, 20, t0.Add(2*day), 0, t0.Add(3*day), &alert, deliveriesOf[patent.Alert]("h", "https://a.example/h")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordRun(ctx, other.ID, 99, t0, 0, t0.Add(day), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+
+		tc, runs, err := s.TrackingHistory(ctx, "ACME corp", t0)
+		if err != nil || tc.ID != acme.ID || tc.CompanyName != "Acme Corp" {
+			t.Fatalf("TrackingHistory = %+v, %v, want Acme Corp", tc, err)
+		}
+		want := []patent.TrackingRun{
+			{RunAt: t0, PatentCount: count(10), Success: true},
+			{RunAt: t0.Add(day)},
+			{RunAt: t0.Add(day + time.Minute), PatentCount: count(11)},
+			{RunAt: t0.Add(2 * day), PatentCount: count(20), Success: true, Alert: true},
+		}
+		if !reflect.DeepEqual(runs, want) {
+			t.Errorf("history =\n%s\nwant\n%s", runsText(runs), runsText(want))
+		}
+		if got := mustHistory(t, s, "Acme Corp", t0.Add(2*day)); !reflect.DeepEqual(got, want[3:]) {
+			t.Errorf("history since the last run =\n%s\nwant\n%s", runsText(got), runsText(want[3:]))
+		}
+		if alerts, _ := s.ListAlerts(ctx, 10); len(alerts) != 1 || alerts[0].Message != "up" || countDeliveries(t, s) != 1 {
+			t.Errorf("alerts %+v with %d deliveries, want the run's alert and its delivery", alerts, countDeliveries(t, s))
+		}
+		if got := mustTrackedID(t, s, acme.ID); got.LastPatentCount != 20 || got.ConsecutiveFailures != 0 {
+			t.Errorf("tracked company after the runs: %+v", got)
+		}
+
+		if _, _, err := s.TrackingHistory(ctx, "Nobody", t0); !errors.Is(err, patent.ErrNotFound) {
+			t.Errorf("TrackingHistory(untracked) = %v, want ErrNotFound", err)
+		}
+		// Untracking deletes the history; tracking again starts a new one.
+		if err := s.DeleteTracked(ctx, "acme corp"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.TrackingHistory(ctx, "Acme Corp", t0); !errors.Is(err, patent.ErrNotFound) {
+			t.Errorf("TrackingHistory(untracked) = %v, want ErrNotFound", err)
+		}
+		if _, err := s.CreateTracked(ctx, "Acme Corp"); err != nil {
+			t.Fatal(err)
+		}
+		if runs := mustHistory(t, s, "Acme Corp", t0); len(runs) != 0 {
+			t.Errorf("history of a company tracked again = %+v, want none", runs)
+		}
+		if runs := mustHistory(t, s, "Other", t0); len(runs) != 1 {
+			t.Errorf("history of another company = %+v, want its one run", runs)
+		}
+	})
+}
+
+// TestRecordRunIsOneTransaction: the run, its history row, its alert and
+// the alert's deliveries commit together or not at all; and a company
+// untracked meanwhile records nothing, its alert neither.
+func TestRecordRunIsOneTransaction(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		acme, _ := s.CreateTracked(ctx, "Acme")
+		t0 := time.Date(2026, 1, 10, 9, 0, 0, 0, time.UTC)
+		if err := s.RecordRun(ctx, acme.ID, 10, t0, 0, t0.Add(time.Hour), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		before := mustTrackedID(t, s, acme.ID)
+		alert := testAlert
+		failing := func(patent.Alert) ([]patent.Delivery, error) { return nil, errors.New("boom") }
+		if err := s.RecordRun(ctx, acme.ID, 20, t0.Add(time.Hour), 0, t0.Add(2*time.Hour), &alert, failing); err == nil {
+			t.Fatal("RecordRun with a failing composer = nil, want an error")
+		}
+		if got := mustTrackedID(t, s, acme.ID); got.LastPatentCount != 10 || !got.NextRunAt.Equal(before.NextRunAt) {
+			t.Errorf("tracked company after a failed RecordRun: %+v, want it unchanged", got)
+		}
+		if runs := mustHistory(t, s, "Acme", t0); len(runs) != 1 {
+			t.Errorf("history after a failed RecordRun: %+v, want the first run only", runs)
+		}
+		if alerts, _ := s.ListAlerts(ctx, 10); len(alerts) != 0 || countDeliveries(t, s) != 0 {
+			t.Errorf("after a failed RecordRun: %d alerts, %d deliveries, want none", len(alerts), countDeliveries(t, s))
+		}
+
+		if err := s.DeleteTracked(ctx, "Acme"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordRun(ctx, acme.ID, 30, t0.Add(time.Hour), 0, t0.Add(2*time.Hour), &alert, deliveriesOf[patent.Alert]("u", "https://a.example/h")); err != nil {
+			t.Errorf("RecordRun(untracked) = %v, want nil", err)
+		}
+		if err := s.RecordFailure(ctx, acme.ID, t0.Add(time.Hour), 1, t0.Add(2*time.Hour)); err != nil {
+			t.Errorf("RecordFailure(untracked) = %v, want nil", err)
+		}
+		if alerts, _ := s.ListAlerts(ctx, 10); len(alerts) != 0 || countDeliveries(t, s) != 0 {
+			t.Errorf("after runs of an untracked company: %d alerts, %d deliveries, want none", len(alerts), countDeliveries(t, s))
+		}
+	})
+}
+
+// TestPruneTrackingRuns: runs before the cut-off go, in batches (more rows
+// than one batch), of every company; later ones stay.
+func TestPruneTrackingRuns(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		acme, _ := s.CreateTracked(ctx, "Acme")
+		beta, _ := s.CreateTracked(ctx, "Beta")
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		const n = 1300 // per company: 2,600 rows, three batches of 1,000
+		for i := range n {
+			at := t0.Add(time.Duration(i) * time.Minute)
+			for _, id := range []int64{acme.ID, beta.ID} {
+				if err := s.RecordRun(ctx, id, i, at, 0, at.Add(time.Minute), nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		cut := t0.Add(1100 * time.Minute) // the first 1,100 runs of each
+		got, err := s.PruneTrackingRuns(ctx, cut)
+		if err != nil || got != 2200 {
+			t.Fatalf("PruneTrackingRuns = %d, %v, want 2200", got, err)
+		}
+		for _, name := range []patent.CompanyName{"Acme", "Beta"} {
+			runs := mustHistory(t, s, name, t0)
+			if len(runs) != n-1100 || !runs[0].RunAt.Equal(cut) {
+				t.Errorf("%s after the prune: %d runs from %v, want %d from %v", name, len(runs), runs[0].RunAt, n-1100, cut)
+			}
+		}
+		if got, err := s.PruneTrackingRuns(ctx, cut); err != nil || got != 0 {
+			t.Errorf("second PruneTrackingRuns = %d, %v, want 0", got, err)
+		}
+	})
+}
+
+// TestAnalysesPerMonth: the company's non-cached analyses (any letter
+// case) per calendar month in UTC, every month from since's to now's,
+// empty ones included.
+func TestAnalysesPerMonth(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) {
+			now := time.Date(2026, 4, 15, 12, 0, 0, 0, time.UTC)
+			s := storetest.Open(t, d, func() time.Time { return now })
+			for _, a := range []struct {
+				company string
+				at      time.Time
+				cached  bool
+			}{
+				{"Acme", time.Date(2025, 12, 31, 23, 59, 0, 0, time.UTC), false}, // before since
+				{"Acme", time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC), false},
+				{"ACME", time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC), false},
+				{"Acme", time.Date(2026, 1, 20, 0, 0, 0, 0, time.UTC), true}, // cached
+				{"Acme", time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), false},
+				{"Beta", time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC), false},
+				{"Acme", time.Date(2026, 4, 15, 11, 0, 0, 0, time.UTC), false},
+			} {
+				if _, err := s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: a.company, AnalysisType: patent.AnalysisPortfolio,
+					Cached: a.cached, Timestamp: a.at}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := s.AnalysesPerMonth(ctx, "acme", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []patent.MonthCount{
+				{Month: "2026-01", Key: "acme", Count: 2},
+				{Month: "2026-02", Key: "acme", Count: 0},
+				{Month: "2026-03", Key: "acme", Count: 1},
+				{Month: "2026-04", Key: "acme", Count: 1},
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("AnalysesPerMonth = %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+// mustTrackedID returns the tracked company whose id is id.
+func mustTrackedID(t *testing.T, s *store.Store, id int64) patent.TrackedCompany {
+	t.Helper()
+	list, err := s.ListTracked(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("tracked company %d not found", id)
+	return patent.TrackedCompany{}
+}
+
+// runsText shows runs one a line, counts by value.
+func runsText(runs []patent.TrackingRun) string {
+	var b strings.Builder
+	for _, r := range runs {
+		c := "null"
+		if r.PatentCount != nil {
+			c = fmt.Sprint(*r.PatentCount)
+		}
+		fmt.Fprintf(&b, "  %s count=%s success=%t alert=%t\n", r.RunAt.Format(time.RFC3339), c, r.Success, r.Alert)
+	}
+	return b.String()
+}
