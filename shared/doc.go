@@ -6,7 +6,10 @@
 //   - httperr: the error type handlers return and the Echo error handler that
 //     renders it through a service-specific renderer.
 //   - requestid: the X-Request-Id middleware and the request-scoped logger.
-//   - observe: the access log, Prometheus HTTP metrics and panic recovery.
+//   - observe: the access log, Prometheus HTTP metrics and panic recovery,
+//     and OpenTelemetry tracing: SetupTracing from the OTEL_* variables,
+//     server spans (TracingMiddleware), client spans (TracingTransport) and
+//     trace_id/span_id on log lines (TraceLogHandler).
 //   - route: route middleware applied once, at registration, not by Echo
 //     on every request.
 //   - graceful: serving an http.Server until a context ends, then draining it.

@@ -1,7 +1,10 @@
 // Package observe holds the middleware that makes a request visible: one
 // JSON access-log line and one Prometheus observation per request, written
 // from the same final values so logs and metrics never disagree, plus panic
-// recovery that logs the stack through slog.
+// recovery that logs the stack through slog, and OpenTelemetry tracing
+// (tracing.go): the setup from the OTEL_* variables, the server-span
+// middleware, the client-span transport and the log handler that adds
+// trace_id and span_id to a traced request's lines.
 //
 // Requests are labelled by route pattern (e.g. /v1/decode), never by raw
 // URL, so label cardinality stays bounded; requests that match no route are
@@ -9,6 +12,7 @@
 package observe
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -20,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gatewayapis/shared/requestid"
 )
@@ -51,8 +56,10 @@ type series struct {
 	latency  prometheus.Observer
 }
 
-// observe counts one request and its latency under its labels.
-func (m *Metrics) observe(route, method string, status int, latency time.Duration) {
+// observe counts one request and its latency under its labels. When the
+// request's span is sampled, the latency carries the trace id as an
+// exemplar (exposed in the OpenMetrics format only).
+func (m *Metrics) observe(ctx context.Context, route, method string, status int, latency time.Duration) {
 	k := seriesKey{route, method, status}
 	m.mu.RLock()
 	s, ok := m.series[k]
@@ -65,6 +72,12 @@ func (m *Metrics) observe(route, method string, status int, latency time.Duratio
 		m.mu.Unlock()
 	}
 	s.requests.Inc()
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
+		if eo, ok := s.latency.(prometheus.ExemplarObserver); ok {
+			eo.ObserveWithExemplar(latency.Seconds(), prometheus.Labels{"trace_id": sc.TraceID().String()})
+			return
+		}
+	}
 	s.latency.Observe(latency.Seconds())
 }
 
@@ -95,9 +108,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// Handler serves the registry in the Prometheus exposition format.
+// Handler serves the registry in the Prometheus exposition format, or in
+// the OpenMetrics format to a scraper that asks for it (Accept), which is
+// the one that carries the latency histogram's trace-id exemplars.
 func Handler(reg *prometheus.Registry) http.Handler {
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, EnableOpenMetrics: true})
 }
 
 // Middleware writes the access-log line and the metrics for every request.
@@ -117,13 +132,13 @@ func Middleware(logger *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 			if route == "" {
 				route = UnmatchedRoute
 			}
-			m.observe(route, v.Method, v.Status, v.Latency)
+			ctx := c.Request().Context()
+			m.observe(ctx, route, v.Method, v.Status, v.Latency)
 
 			level := slog.LevelInfo
 			if v.Status >= http.StatusInternalServerError {
 				level = slog.LevelWarn
 			}
-			ctx := c.Request().Context()
 			attrs := [...]slog.Attr{
 				slog.String("request_id", requestid.FromContext(ctx)),
 				slog.String("method", v.Method),

@@ -67,6 +67,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	out := observe.NewLogWriter(stdout, observe.LogBatchSize, observe.LogFlushInterval)
 	defer out.Close()
 	logger := newLogger(cfg, out)
+	// Tracing, before anything that makes spans or wraps a transport
+	// (decisions.md, "Tracing (issue 13)"); off without an OTLP endpoint.
+	stopTracing, err := observe.SetupTracing(ctx, "patentsvc", version, getenv, logger)
+	if err != nil {
+		return err
+	}
 
 	// Stores.
 	st, err := store.Open(ctx, storeDialect(cfg.Database), cfg.Database.DSN.Reveal(), storePool(cfg), logger, time.Now)
@@ -105,29 +111,50 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	srv := graceful.NewServer(handler, logger, httpapi.WriteTimeout)
 
 	// Background loops, on a context that ends with ctx or a serving failure.
-	bg, stopBG := context.WithCancel(ctx)
-	defer stopBG()
-	var loops sync.WaitGroup
-	loops.Go(func() { ratelimit.RunJanitor(bg, ratelimit.JanitorInterval, limits.Windows()...) })
-	loops.Go(func() { st.RunPruner(bg, store.PruneInterval, cfg.TrackingHistory, logger) })
-	loops.Go(func() { runner.Run(bg) })
-	loops.Go(func() { hooks.Run(bg) })
+	stopLoops := startLoops(ctx, cfg, st, limits, runner, hooks, logger)
+	defer stopLoops()
 	sched.Start()
 
 	// Serve until SIGTERM/SIGINT, then shut down in reverse order, every
 	// step within SHUTDOWN_TIMEOUT of the signal: the HTTP server drains,
 	// the work in progress finishes (the loops renew its leases meanwhile),
-	// the loops stop, the database closes (deferred above).
+	// the loops stop, the queued spans are exported, the database closes
+	// (deferred above).
 	drain, stopDrain, serveErr := graceful.Run(ctx, cfg.ShutdownTimeout, srv, ln, logger)
 	defer stopDrain()
 	waitForWork(drain, sched, runner, hooks, logger)
-	stopBG()
-	loops.Wait()
+	stopLoops()
+	flushTraces(drain, stopTracing, logger)
 	if serveErr != nil {
 		return serveErr
 	}
 	logger.Info("patentsvc stopped")
 	return nil
+}
+
+// startLoops starts the background loops (rate-limit janitor, tracking
+// history pruner, job leases, webhook deliveries) on a context that ends
+// with ctx or when the returned stop is called; stop waits for them.
+func startLoops(ctx context.Context, cfg config.Config, st *store.Store, limits httpapi.Limits, runner *jobs.Runner,
+	hooks *webhook.Dispatcher, logger *slog.Logger) (stop func()) {
+	bg, cancel := context.WithCancel(ctx)
+	var loops sync.WaitGroup
+	loops.Go(func() { ratelimit.RunJanitor(bg, ratelimit.JanitorInterval, limits.Windows()...) })
+	loops.Go(func() { st.RunPruner(bg, store.PruneInterval, cfg.TrackingHistory, logger) })
+	loops.Go(func() { runner.Run(bg) })
+	loops.Go(func() { hooks.Run(bg) })
+	return func() {
+		cancel()
+		loops.Wait()
+	}
+}
+
+// flushTraces exports the spans still queued and stops the tracer
+// provider, within drain (SHUTDOWN_TIMEOUT from the signal).
+func flushTraces(drain context.Context, stop func(context.Context) error, logger *slog.Logger) {
+	if err := stop(drain); err != nil {
+		logger.Warn("spans not exported at shutdown", "err", err.Error())
+	}
 }
 
 // command runs the subcommand args[1].
@@ -149,7 +176,8 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 // newLogger returns the JSON logger at LOG_LEVEL, having logged the
 // effective configuration and what it leaves off.
 func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
-	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	// Lines logged with a traced context carry trace_id and span_id.
+	logger := slog.New(observe.TraceLogHandler(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	if cfg.Demo { // every line says it comes from make demo
 		logger = logger.With("demo", true)
 	}

@@ -111,7 +111,19 @@ func (a *Analyzer) model(m string) string {
 
 // AnalyzeCompany analyses a company's recent patents. It never fails: a
 // failure is the result's Success false and Error.
+//
+// It runs in a span, "analyze company", the parent of the search, the PDF
+// downloads and extractions, the model's call and the database statements
+// of the analysis (decisions.md, "Tracing (issue 13)").
 func (a *Analyzer) AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis {
+	ctx, span := startAnalysis(ctx, name)
+	defer span.End()
+	res := a.analyzeCompany(ctx, name, opts)
+	endAnalysis(span, res)
+	return res
+}
+
+func (a *Analyzer) analyzeCompany(ctx context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis {
 	model := a.model(opts.Model)
 	res := patent.CompanyAnalysis{CompanyName: name.String(), Model: &model, Timestamp: a.now().UTC()}
 	fail := func(format string, args ...any) patent.CompanyAnalysis {
@@ -224,7 +236,7 @@ func (a *Analyzer) sections(ctx context.Context, id, link string) (patent.Sectio
 	if err != nil {
 		return patent.Sections{}, "", err
 	}
-	s, err := a.extract(ctx, bytes.NewReader(data), int64(len(data)))
+	s, err := a.extractTraced(ctx, id, data)
 	if err != nil {
 		return patent.Sections{}, path, err
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -58,7 +59,7 @@ type trackRequest struct {
 // (decisions.md: due as soon as it is tracked), after the row is committed
 // and without waiting for it. Tracking a company tracked already is 409
 // with its current state (the error body's tracked, added by render).
-func handleCreateTracked(st Store, runNow func(trackedID int64)) echo.HandlerFunc {
+func handleCreateTracked(st Store, runNow func(ctx context.Context, trackedID int64)) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req trackRequest
 		if err := decodeJSON(c, &req); err != nil {
@@ -79,7 +80,7 @@ func handleCreateTracked(st Store, runNow func(trackedID int64)) echo.HandlerFun
 			return err
 		}
 		if runNow != nil {
-			runNow(t.ID)
+			runNow(c.Request().Context(), t.ID)
 		}
 		return c.JSON(http.StatusCreated, fromTracked(t))
 	}

@@ -79,8 +79,9 @@ type Options struct {
 	Scheduler func() string
 	// RunNow starts the first run of a newly tracked company in the
 	// background, without waiting for the dispatcher's tick (the
-	// scheduler's RunNow); nil leaves it to the dispatcher.
-	RunNow func(trackedID int64)
+	// scheduler's RunNow); nil leaves it to the dispatcher. ctx is the
+	// request's: the run links its span to the request's span.
+	RunNow func(ctx context.Context, trackedID int64)
 	// Demo marks a make demo run: health says demo: true.
 	Demo bool
 	// PDF is how PDF exports are drawn: the fonts, loaded once at start
@@ -128,6 +129,10 @@ func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analy
 	e.HTTPErrorHandler = httperr.NewHandler(logger, classify, render)
 
 	e.Use(requestid.Middleware(logger))
+	// A server span per request, "<METHOD> <route>", child of the
+	// gateway's traceparent; before the access log, so its line carries
+	// the trace id.
+	e.Use(observe.TracingMiddleware())
 	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
 	registerMetrics(reg, limits)
 	e.Use(observe.Recover(logger))

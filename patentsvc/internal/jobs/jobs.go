@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
@@ -133,7 +135,8 @@ func (r *Runner) Submit(ctx context.Context, userID int64, companies []patent.Co
 	if err != nil {
 		return patent.Job{}, err
 	}
-	j, err := r.store.CreateJob(ctx, patent.Job{ID: id.String(), UserID: userID, Companies: names, MaxWorkers: workers, Model: model}, r.owner, LeaseFor)
+	j, err := r.store.CreateJob(ctx, patent.Job{ID: id.String(), UserID: userID, Companies: names, MaxWorkers: workers, Model: model,
+		TraceParent: traceParent(ctx)}, r.owner, LeaseFor)
 	if err != nil {
 		return patent.Job{}, err
 	}
@@ -144,42 +147,46 @@ func (r *Runner) Submit(ctx context.Context, userID int64, companies []patent.Co
 
 func (r *Runner) run(j patent.Job, companies []patent.CompanyName) {
 	defer r.running.Done()
+	ctx, span := startRun(r.ctx, j)
+	defer span.End()
 	log := r.logger.With("job_id", j.ID)
 	select {
 	case r.slots <- struct{}{}:
 		defer func() { <-r.slots }()
 	case <-r.quit:
-		r.finish(j, patent.JobFailed, nil, "the service shut down before the job started", log)
+		r.finish(ctx, j, patent.JobFailed, nil, "the service shut down before the job started", log)
 		return
 	}
-	if err := r.store.StartJob(r.ctx, j.ID, r.owner, LeaseFor); err != nil {
-		log.Warn("job could not start", "err", err.Error())
+	if err := r.store.StartJob(ctx, j.ID, r.owner, LeaseFor); err != nil {
+		log.WarnContext(ctx, "job could not start", "err", err.Error())
 		return
 	}
-	log.Info("job started", "companies", len(companies))
+	log.InfoContext(ctx, "job started", "companies", len(companies))
 	opts := patent.AnalyzeOptions{Model: j.Model, RequestedBy: patent.RequesterID(j.UserID)}
-	result := r.batch.AnalyzeBatch(r.ctx, companies, j.MaxWorkers, opts, r.quit, func(done int) {
-		if err := r.store.JobProgress(r.ctx, j.ID, r.owner, done, LeaseFor); err != nil {
-			log.Warn("job progress not recorded", "err", err.Error())
+	result := r.batch.AnalyzeBatch(ctx, companies, j.MaxWorkers, opts, r.quit, func(done int) {
+		if err := r.store.JobProgress(ctx, j.ID, r.owner, done, LeaseFor); err != nil {
+			log.WarnContext(ctx, "job progress not recorded", "err", err.Error())
 		}
 	})
 	select {
 	case <-r.quit:
-		r.finish(j, patent.JobFailed, &result, "the service shut down before the job finished", log)
+		r.finish(ctx, j, patent.JobFailed, &result, "the service shut down before the job finished", log)
 	default:
-		r.finish(j, patent.JobCompleted, &result, "", log)
+		r.finish(ctx, j, patent.JobCompleted, &result, "", log)
 	}
 }
 
-func (r *Runner) finish(j patent.Job, status string, result *patent.BatchResult, msg string, log *slog.Logger) {
-	// A context of its own: the job's may be cancelled by now.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), finishTimeout)
+func (r *Runner) finish(ctx context.Context, j patent.Job, status string, result *patent.BatchResult, msg string, log *slog.Logger) {
+	// A context of its own (keeping the job's span): the job's may be
+	// cancelled by now.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
 	if err := r.store.FinishJob(ctx, j.ID, r.owner, status, result, msg, r.notify); err != nil {
-		log.Warn("job end not recorded", "status", status, "err", err.Error())
+		log.WarnContext(ctx, "job end not recorded", "status", status, "err", err.Error())
 		return
 	}
-	log.Info("job finished", "status", status)
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("job.status", status))
+	log.InfoContext(ctx, "job finished", "status", status)
 }
 
 // Run renews this process's leases and fails other processes' expired

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/shared/redact"
 	"github.com/gatewayapis/shared/retry"
 
@@ -83,7 +84,8 @@ func NewClient(baseURL, apiKey string, timeout time.Duration, retries int, logge
 		retries: retries,
 	}
 	c.http = &retryablehttp.Client{
-		HTTPClient:   &http.Client{Timeout: timeout, Transport: transport},
+		// A client span per attempt, under Complete's span.
+		HTTPClient:   &http.Client{Timeout: timeout, Transport: observe.TracingTransport(transport)},
 		RetryWaitMin: retryWaitMin,
 		RetryWaitMax: retryWaitMax,
 		RetryMax:     retries,
@@ -120,7 +122,19 @@ func (c *Client) MaxCallDuration() time.Duration {
 // prompt, or a temperature outside 0 to 2, fails before any call with an
 // error that wraps neither. Error texts carry the status and the gateway's
 // message (truncated), never the URL or the API key.
+//
+// The call is a span, "chat <model>" (the OpenTelemetry GenAI conventions):
+// model and token counts as attributes, never the prompt or the answer;
+// each HTTP attempt is a client span under it.
 func (c *Client) Complete(ctx context.Context, req patent.CompletionRequest) (patent.Completion, error) {
+	ctx, span := startChat(ctx, req)
+	defer span.End()
+	out, err := c.complete(ctx, req)
+	endChat(span, out, err)
+	return out, err
+}
+
+func (c *Client) complete(ctx context.Context, req patent.CompletionRequest) (patent.Completion, error) {
 	if err := validate(req); err != nil {
 		return patent.Completion{}, err
 	}

@@ -112,6 +112,10 @@ type Job struct {
 	Error      *string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	// TraceParent is the W3C traceparent of the request that submitted
+	// the job, "" when that request was not traced; the job's run links
+	// its root span to it (decisions.md, "Tracing (issue 13)").
+	TraceParent string
 }
 
 // VisibleTo reports whether u may see the job: admins see every job, a

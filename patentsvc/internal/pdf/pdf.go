@@ -10,6 +10,8 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	lpdf "github.com/ledongthuc/pdf"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ErrImageOnly is returned when a document has no usable text layer, as with
@@ -75,6 +77,7 @@ func extract(ctx context.Context, r io.ReaderAt, size int64, e *Extractor) (s pa
 		}
 		why := e.noOCR
 		if e.ocr != nil {
+			markOCR(ctx)
 			if why, err = e.ocrPages(ctx, r, d); err != nil {
 				return patent.Sections{}, err
 			}
@@ -86,6 +89,13 @@ func extract(ctx context.Context, r io.ReaderAt, size int64, e *Extractor) (s pa
 	s = findSections(d.pages)
 	s.Pages = len(d.pages)
 	return s, nil
+}
+
+// markOCR notes on the span in ctx (the analysis's "extract pdf" span)
+// that the document was read by OCR. The span's other attributes are the
+// caller's; without a span in ctx it does nothing.
+func markOCR(ctx context.Context) {
+	trace.SpanFromContext(ctx).SetAttributes(attribute.Bool("pdf.ocr", true))
 }
 
 // letters counts the letters and digits on pages.

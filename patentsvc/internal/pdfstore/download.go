@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/shared/retry"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -94,7 +95,8 @@ func NewDownloader(allowedHosts []string, maxBytes int64, timeout time.Duration,
 
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	c := retryablehttp.NewClient()
-	c.HTTPClient = &http.Client{Transport: transport, CheckRedirect: d.checkRedirect}
+	// A client span per attempt (and per redirect followed).
+	c.HTTPClient = &http.Client{Transport: observe.TracingTransport(transport), CheckRedirect: d.checkRedirect}
 	c.Logger = retryLogger{l: logger}
 	c.RetryMax = max(retries, 0)
 	c.RetryWaitMin = retryWaitMin

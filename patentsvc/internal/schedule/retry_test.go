@@ -69,7 +69,7 @@ func TestRunNowWithoutTick(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sched.RunNow(acme.ID)
+				sched.RunNow(context.Background(), acme.ID)
 				if !waitUntil(10*time.Second, func() bool { return analysed(t, st, acme.ID) }) {
 					t.Fatalf("Acme Corp not analysed 10 s after RunNow (tick: 1 h)")
 				}
@@ -83,8 +83,8 @@ func TestRunNowWithoutTick(t *testing.T) {
 				}
 				// Asking again (or for a company not due) runs nothing.
 				calls := w.Serp.CallCount()
-				sched.RunNow(acme.ID)
-				sched.RunNow(12345)
+				sched.RunNow(context.Background(), acme.ID)
+				sched.RunNow(context.Background(), 12345)
 				time.Sleep(200 * time.Millisecond)
 				if got := w.Serp.CallCount(); got != calls {
 					t.Errorf("RunNow of a company not due searched again (%d searches, want %d)", got, calls)
@@ -120,8 +120,8 @@ func TestRunNowRunsOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sa.RunNow(c.ID)
-				sb.RunNow(c.ID)
+				sa.RunNow(context.Background(), c.ID)
+				sb.RunNow(context.Background(), c.ID)
 				names = append(names, name)
 			}
 			ok := waitUntil(20*time.Second, func() bool {
@@ -277,7 +277,7 @@ func TestShutdownCutsRunNowShort(t *testing.T) {
 	}
 	sched.Start()
 	acme, _ := st.CreateTracked(ctx, "Acme")
-	sched.RunNow(acme.ID)
+	sched.RunNow(context.Background(), acme.ID)
 	select {
 	case <-an.started:
 	case <-time.After(20 * time.Second):
@@ -296,7 +296,7 @@ func TestShutdownCutsRunNowShort(t *testing.T) {
 	if c.NextRunAt.After(time.Now()) || c.LastAnalysisAt != nil || c.ConsecutiveFailures != 0 {
 		t.Errorf("after a cut-short RunNow: %+v, want due now, nothing recorded", c)
 	}
-	sched.RunNow(acme.ID) // after Shutdown: ignored, no panic
+	sched.RunNow(context.Background(), acme.ID) // after Shutdown: ignored, no panic
 }
 
 func openStore(t *testing.T, d, dsn string) *store.Store {

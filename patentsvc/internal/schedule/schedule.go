@@ -46,6 +46,9 @@ import (
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
@@ -168,7 +171,7 @@ type Scheduler struct {
 	// RunNow's queue: the ids asked for, and a wake-up for the goroutine
 	// that runs them (started by Start, closing nowDone when it ends).
 	nowMu   sync.Mutex
-	nowIDs  []int64
+	nowIDs  []nowRun
 	nowWake chan struct{}
 	nowDone chan struct{}
 }
@@ -239,12 +242,16 @@ func (s *Scheduler) Start() {
 // never by both: when a dispatcher claimed it first, or it is not due,
 // RunNow does nothing. A nil or stopping scheduler ignores the call (the
 // company stays due for the dispatcher).
-func (s *Scheduler) RunNow(id int64) {
+//
+// The run is a root span linked to the span in ctx (the request that
+// tracked the company); only that span's identity is kept, never ctx
+// itself or its cancellation.
+func (s *Scheduler) RunNow(ctx context.Context, id int64) {
 	if s == nil || s.stopping.Load() {
 		return
 	}
 	s.nowMu.Lock()
-	s.nowIDs = append(s.nowIDs, id)
+	s.nowIDs = append(s.nowIDs, nowRun{id: id, link: trace.SpanContextFromContext(ctx)})
 	s.nowMu.Unlock()
 	select {
 	case s.nowWake <- struct{}{}:
@@ -268,7 +275,8 @@ func (s *Scheduler) runNowLoop() {
 		ids := s.nowIDs
 		s.nowIDs = nil
 		s.nowMu.Unlock()
-		for _, id := range ids {
+		for _, r := range ids {
+			id := r.id
 			if s.stopping.Load() {
 				return // the companies not claimed stay due
 			}
@@ -280,11 +288,21 @@ func (s *Scheduler) runNowLoop() {
 				continue
 			}
 			if ok {
-				s.run(c)
+				s.run(c, r.link)
 			}
 		}
 	}
 }
+
+// nowRun is a run RunNow asked for: the company, and the span of the
+// request that asked (invalid when none).
+type nowRun struct {
+	id   int64
+	link trace.SpanContext
+}
+
+// tracerName names the tracer of the scheduled runs' spans.
+const tracerName = "github.com/gatewayapis/patentsvc/internal/schedule"
 
 // writeGrace is how long after the shutdown deadline the store writes of
 // a dispatch may still take: handing back the company whose analysis the
@@ -368,7 +386,7 @@ func (s *Scheduler) Dispatch() {
 				s.release(due[i:])
 				return
 			}
-			s.run(c)
+			s.run(c, trace.SpanContext{})
 		}
 		if len(due) < s.cfg.Batch || s.stopping.Load() {
 			return
@@ -399,19 +417,33 @@ func (s *Scheduler) writeContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(s.writes, writeTimeout)
 }
 
-// run analyses one claimed company and applies the alert rule.
-func (s *Scheduler) run(c patent.TrackedCompany) {
+// run analyses one claimed company and applies the alert rule, in a root
+// span of its own: a scheduled run belongs to no request (decisions.md,
+// "Tracing (issue 13)"); RunNow's runs link it to the request that
+// tracked the company (link, when valid).
+func (s *Scheduler) run(c patent.TrackedCompany, link trace.SpanContext) {
+	opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithAttributes(attribute.Int64("tracked_company.id", c.ID))}
+	if link.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link}))
+	}
+	ctx, span := otel.Tracer(tracerName).Start(s.ctx, "scheduled run", opts...)
+	defer span.End()
+	s.analyse(ctx, c)
+}
+
+// analyse is run's work, in ctx (the scheduler's, with the run's span).
+func (s *Scheduler) analyse(ctx context.Context, c patent.TrackedCompany) {
 	log := s.logger.With("company", c.CompanyName)
 	name, err := patent.ParseCompanyName(c.CompanyName)
 	if err != nil {
-		log.Error("tracked company has an invalid name", "err", err.Error())
+		log.ErrorContext(ctx, "tracked company has an invalid name", "err", err.Error())
 		return
 	}
-	res := s.an.AnalyzeCompany(s.ctx, name, patent.AnalyzeOptions{Fresh: true})
-	if !res.Success && s.ctx.Err() != nil {
+	res := s.an.AnalyzeCompany(ctx, name, patent.AnalyzeOptions{Fresh: true})
+	if !res.Success && ctx.Err() != nil {
 		// Cut short by shutdown, before or after the search: the next
 		// leader runs it whole (count and analysis) at once.
-		log.Info("scheduled analysis cut short by shutdown; the company is due again")
+		log.InfoContext(ctx, "scheduled analysis cut short by shutdown; the company is due again")
 		s.release([]patent.TrackedCompany{c})
 		return
 	}
@@ -419,6 +451,7 @@ func (s *Scheduler) run(c patent.TrackedCompany) {
 	// begun meanwhile.
 	wctx, cancel := s.writeContext()
 	defer cancel()
+	wctx = trace.ContextWithSpan(wctx, trace.SpanFromContext(ctx))
 	at := s.now()
 	next, failures := at.Add(s.cfg.Interval), 0
 	// No recent patent with a PDF is an answer (count 0), not a failure.
@@ -426,11 +459,11 @@ func (s *Scheduler) run(c patent.TrackedCompany) {
 		failures = c.ConsecutiveFailures + 1
 		retry := RetryDelay(s.cfg.RetryBase, s.cfg.Interval, failures)
 		next = at.Add(retry)
-		log.Warn("scheduled analysis failed; retrying", "err", errText(res.Error), "consecutive_failures", failures, "retry_in", retry.String())
+		log.WarnContext(ctx, "scheduled analysis failed; retrying", "err", errText(res.Error), "consecutive_failures", failures, "retry_in", retry.String())
 	}
 	if !res.Searched {
 		if err := s.store.RecordFailure(wctx, c.ID, at, failures, next); err != nil {
-			log.Warn("recording the failed run failed", "err", err.Error())
+			log.WarnContext(ctx, "recording the failed run failed", "err", err.Error())
 		}
 		return
 	}
@@ -446,16 +479,16 @@ func (s *Scheduler) run(c patent.TrackedCompany) {
 	}
 	if err := s.store.RecordRun(wctx, c.ID, res.TotalResults, at, failures, next, alert, s.onAlert); err != nil {
 		if alert != nil {
-			log.Error("recording the run and its alert failed", "err", err.Error(), "alert", alert.Message)
+			log.ErrorContext(ctx, "recording the run and its alert failed", "err", err.Error(), "alert", alert.Message)
 		} else {
-			log.Warn("recording the run failed", "err", err.Error())
+			log.WarnContext(ctx, "recording the run failed", "err", err.Error())
 		}
 		return
 	}
-	log.Info("scheduled analysis done", "patent_count", res.TotalResults, "previous", c.LastPatentCount,
+	log.InfoContext(ctx, "scheduled analysis done", "patent_count", res.TotalResults, "previous", c.LastPatentCount,
 		"success", res.Success, "baseline", c.LastAnalysisAt == nil)
 	if alert != nil {
-		log.Info("patent count alert", "message", alert.Message)
+		log.InfoContext(ctx, "patent count alert", "message", alert.Message)
 	}
 }
 

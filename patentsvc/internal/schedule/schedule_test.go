@@ -395,7 +395,7 @@ func TestNilSchedulerIsDisabled(t *testing.T) {
 	var s *schedule.Scheduler
 	s.Start()
 	s.Dispatch()
-	s.RunNow(1)
+	s.RunNow(context.Background(), 1)
 	if got := s.State(); got != schedule.StateDisabled {
 		t.Errorf("State() = %q, want %q", got, schedule.StateDisabled)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/shared/redact"
 	"github.com/gatewayapis/shared/retry"
 
@@ -72,8 +73,11 @@ func NewClient(baseURL, apiKey string, timeout time.Duration, retries int, logge
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 16
 	hc := &http.Client{
-		Timeout:   timeout,
-		Transport: transport,
+		Timeout: timeout,
+		// A client span per attempt, with the traceparent sent along; the
+		// span's url.full has no query string, so the api_key in it never
+		// reaches a span (serpapi_test checks).
+		Transport: observe.TracingTransport(transport),
 		// SerpApi does not redirect searches; a redirect means a wrong base
 		// URL, and following it would resend the API key elsewhere.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

@@ -24,6 +24,7 @@ type jobRow struct {
 	Error          *string
 	LeaseOwner     *string
 	LeaseExpiresAt *time.Time
+	TraceParent    *string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 }
@@ -38,7 +39,7 @@ type jobRequest struct {
 
 func (r jobRow) toDomain() (patent.Job, error) {
 	j := patent.Job{ID: r.ID, UserID: derefID(r.UserID), Status: r.Status, Total: r.Total, Completed: r.Completed, Model: deref(r.Model),
-		Error: r.Error, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		Error: r.Error, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), TraceParent: deref(r.TraceParent)}
 	var req jobRequest
 	if err := json.Unmarshal([]byte(r.Request), &req); err != nil {
 		return patent.Job{}, fmt.Errorf("job %s: decode request: %w", r.ID, err)
@@ -54,7 +55,8 @@ func (r jobRow) toDomain() (patent.Job, error) {
 	return j, nil
 }
 
-// CreateJob stores a pending job of j.UserID held by owner for leaseFor.
+// CreateJob stores a pending job of j.UserID held by owner for leaseFor,
+// with j.TraceParent (NULL when empty).
 func (s *Store) CreateJob(ctx context.Context, j patent.Job, owner string, leaseFor time.Duration) (patent.Job, error) {
 	req, err := json.Marshal(jobRequest{Companies: j.Companies, MaxWorkers: j.MaxWorkers})
 	if err != nil {
@@ -63,7 +65,7 @@ func (s *Store) CreateJob(ctx context.Context, j patent.Job, owner string, lease
 	now := utc(s.now())
 	exp := now.Add(leaseFor)
 	row := jobRow{ID: j.ID, UserID: optID(j.UserID), Status: patent.JobPending, Total: len(j.Companies), Model: opt(j.Model), Request: string(req),
-		LeaseOwner: &owner, LeaseExpiresAt: &exp, CreatedAt: now, UpdatedAt: now}
+		LeaseOwner: &owner, LeaseExpiresAt: &exp, TraceParent: opt(j.TraceParent), CreatedAt: now, UpdatedAt: now}
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return patent.Job{}, fmt.Errorf("create job: %w", translate(err, patent.ErrNotFound, patent.ErrConflict))
 	}

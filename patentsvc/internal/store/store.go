@@ -75,6 +75,9 @@ func Open(ctx context.Context, dialect, dsn string, pool Pool, logger *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s database: %w", dialect, err)
 	}
+	if err := db.Use(newTracing(dialect)); err != nil {
+		return nil, fmt.Errorf("store: tracing: %w", err)
+	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)

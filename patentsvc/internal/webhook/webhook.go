@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/shared/observe"
 )
 
 // The event types the service sends (decisions.md, "Webhooks").
@@ -158,7 +159,9 @@ func New(base context.Context, cfg Config, st Store, logger *slog.Logger) *Dispa
 	d := &Dispatcher{
 		cfg: cfg, store: st, logger: logger, now: time.Now,
 		client: &http.Client{
-			Transport: transport,
+			// A client span per attempt, under the span in the attempt's
+			// context (none: deliveries run in the background).
+			Transport: observe.TracingTransport(transport),
 			// Standard Webhooks: a 3xx is a failure, never followed.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},

@@ -67,6 +67,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	defer out.Close()
 	logger := newLogger(cfg, out)
 
+	// Tracing (OTEL_*): flushed by waitForWork, or by the defer on a failed start.
+	shutdownTracing, err := observe.SetupTracing(ctx, "vinsvc", version, getenv, logger)
+	if err != nil {
+		return err
+	}
+	defer flushTraces(context.Background(), cfg.ShutdownTimeout, shutdownTracing, logger)
+
 	// Stores.
 	store, err := cache.Open(cfg.CachePath, cfg.CacheTTL, logger, time.Now)
 	if err != nil {
@@ -107,28 +114,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// Background loops, on a context that ends with ctx or a serving failure.
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
-	var loops sync.WaitGroup
-	loops.Go(func() { store.RunSweeper(bg, cfg.CacheSweepInterval) })
-	if cfg.SnapshotMode != vin.SnapshotOnly { // only: never call vPIC, not even to check it
-		loops.Go(func() { monitor.Run(bg, cfg.UpstreamCheckInterval) })
-	}
-	if limiter != nil {
-		loops.Go(func() { limiter.RunJanitor(bg, ratelimit.JanitorInterval) })
-	}
+	loops := startLoops(bg, cfg, store, monitor, limiter)
 
-	// Serve until SIGTERM/SIGINT, then shut down in reverse order, every
-	// step within SHUTDOWN_TIMEOUT of the signal: the HTTP server drains,
-	// the background loops stop, upstream calls that outlived their
-	// requests store their answers, the cache closes (deferred above).
+	// Serve until SIGTERM/SIGINT, then shut down in reverse order, all
+	// within SHUTDOWN_TIMEOUT of the signal: the HTTP server drains, the
+	// background loops stop, upstream calls that outlived their requests
+	// store their answers, the spans go out, the cache closes (deferred).
 	drain, stopDrain, serveErr := graceful.Run(ctx, cfg.ShutdownTimeout, srv, ln, logger)
 	defer stopDrain()
 	stopBG()
-	waitForWork(drain, &loops, decoder, logger)
+	waitForWork(drain, loops, decoder, shutdownTracing, logger)
 	if serveErr != nil {
 		return serveErr
 	}
 	logger.Info("vinsvc stopped")
 	return nil
+}
+
+// startLoops starts the background loops on bg: the cache sweeper, the
+// upstream monitor (not with VPIC_SNAPSHOT_MODE=only: never call vPIC, not
+// even to check it) and the rate limiter's janitor when there is one.
+func startLoops(bg context.Context, cfg config.Config, store *cache.Cache, monitor *vpic.Monitor, limiter *ratelimit.Limiter) *sync.WaitGroup {
+	var loops sync.WaitGroup
+	loops.Go(func() { store.RunSweeper(bg, cfg.CacheSweepInterval) })
+	if cfg.SnapshotMode != vin.SnapshotOnly {
+		loops.Go(func() { monitor.Run(bg, cfg.UpstreamCheckInterval) })
+	}
+	if limiter != nil {
+		loops.Go(func() { limiter.RunJanitor(bg, ratelimit.JanitorInterval) })
+	}
+	return &loops
 }
 
 // command runs a subcommand instead of serving.
@@ -155,7 +170,8 @@ func newHTTPServer(handler http.Handler, logger *slog.Logger, maxCall time.Durat
 // newLogger returns the service's JSON logger on stdout and logs the
 // effective configuration once.
 func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
-	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	// Lines logged inside a traced request carry its trace_id and span_id.
+	logger := slog.New(observe.TraceLogHandler(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	if cfg.Demo { // every line says it comes from make demo
 		logger = logger.With("demo", true)
 	}
@@ -188,12 +204,25 @@ func openRedis(ctx context.Context, cfg config.Config, logger *slog.Logger, reg 
 	return cluster.Open(ctx, cfg.RedisURL.Reveal(), cfg.RedisKeyPrefix, cfg.RedisTimeout, logger, cluster.NewMetrics(reg))
 }
 
-// clientOptions paces vPIC calls for the whole cluster when there is Redis.
+// clientOptions makes every vPIC attempt a client span (when tracing is
+// on) and paces vPIC calls for the whole cluster when there is Redis.
 func clientOptions(cfg config.Config, shared *cluster.Redis) []vpic.Option {
+	opts := []vpic.Option{vpic.WithTransport(observe.TracingTransport)}
 	if shared == nil {
-		return nil
+		return opts
 	}
-	return []vpic.Option{vpic.WithPacer(shared.Pacer(cfg.UpstreamMaxRPS))}
+	return append(opts, vpic.WithPacer(shared.Pacer(cfg.UpstreamMaxRPS)))
+}
+
+// flushTraces sends the spans still queued and stops the exporter, by
+// ctx's deadline and at most timeout from now. A failure is logged:
+// nothing is left to return it to.
+func flushTraces(ctx context.Context, timeout time.Duration, shutdown func(context.Context) error, logger *slog.Logger) {
+	flush, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := shutdown(flush); err != nil {
+		logger.Warn("flushing traces failed", "err", err.Error())
+	}
 }
 
 // sharedDecodes returns the decoder's cache and upstream: the pod's own
@@ -273,14 +302,16 @@ func closeCache(store *cache.Cache, logger *slog.Logger) {
 // waitForWork waits, until drain ends, for the background loops (already
 // told to stop) and then for the upstream calls that outlived their
 // requests, so that their answers are cached before the cache closes. What
-// is still running at the deadline is logged and left behind.
-func waitForWork(drain context.Context, loops *sync.WaitGroup, decoder *vin.Decoder, logger *slog.Logger) {
+// is still running at the deadline is logged and left behind. Then every
+// span has ended: flushTraces sends them, by the same deadline.
+func waitForWork(drain context.Context, loops *sync.WaitGroup, decoder *vin.Decoder, shutdownTracing func(context.Context) error, logger *slog.Logger) {
 	if err := waitGroup(drain, loops); err != nil {
 		logger.Warn("background loops still running at the shutdown deadline", "err", err.Error())
 	}
 	if err := decoder.Wait(drain); err != nil {
 		logger.Warn("upstream calls still running at the shutdown deadline; their answers are not cached", "err", err.Error())
 	}
+	flushTraces(drain, time.Hour, shutdownTracing, logger) // drain's deadline comes first
 }
 
 // waitGroup waits for wg until ctx ends; it returns ctx's error when the

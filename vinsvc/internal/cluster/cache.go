@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
@@ -39,7 +41,7 @@ func (c *Cache) Get(ctx context.Context, v string, withRaw bool) (vin.Decoded, b
 		c.r.metrics.tierHit(tierLocal)
 		return d, true, nil
 	}
-	got, ok := c.remote(ctx, []string{v})[v]
+	got, ok := c.remoteOne(ctx, v)
 	if !ok {
 		return vin.Decoded{}, false, localErr
 	}
@@ -86,6 +88,18 @@ func (c *Cache) putRemote(ctx context.Context, ds []vin.Decoded) {
 		})
 		return err
 	})
+}
+
+// remoteOne reads v's answer from Redis. Inside a recording span it is a
+// span of its own, "cache.redis.get", with cache.hit.
+func (c *Cache) remoteOne(ctx context.Context, v string) (vin.Decoded, bool) {
+	ctx, span := observe.StartSpan(ctx, "cache.redis.get")
+	got, ok := c.remote(ctx, []string{v})[v]
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("db.system.name", "redis"), attribute.Bool("cache.hit", ok))
+		span.End()
+	}
+	return got, ok
 }
 
 // remote reads the answers Redis has for vins, in one round trip. A

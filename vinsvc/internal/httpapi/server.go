@@ -82,6 +82,7 @@ func NewServer(logger *slog.Logger, proxySecrets []string, dec Decoder, store St
 	e.HTTPErrorHandler = httperr.NewHandler(logger, classify, render)
 
 	e.Use(requestid.Middleware(logger))
+	e.Use(observe.TracingMiddleware()) // before the access line, so it carries the trace
 	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
 	e.Use(observe.Recover(logger))
 	e.Use(middleware.BodyLimit(BodyLimit))

@@ -57,11 +57,21 @@ type Pacer interface {
 // Option configures a Client.
 type Option func(*clientOptions)
 
-type clientOptions struct{ pacer Pacer }
+type clientOptions struct {
+	pacer Pacer
+	wrap  func(http.RoundTripper) http.RoundTripper
+}
 
 // WithPacer replaces the client's own pacer (maxRPS for this process) with
 // p, e.g. one shared by every replica.
 func WithPacer(p Pacer) Option { return func(o *clientOptions) { o.pacer = p } }
+
+// WithTransport wraps the transport of every attempt, inside the pacer (a
+// wrapper sees the network call, not the wait for its turn): e.g.
+// observe.TracingTransport, one client span per attempt.
+func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
+	return func(o *clientOptions) { o.wrap = wrap }
+}
 
 // NewClient returns a client for the vPIC API at baseURL (e.g.
 // https://vpic.nhtsa.dot.gov/api/vehicles). timeout bounds each attempt,
@@ -75,9 +85,13 @@ func NewClient(baseURL string, timeout time.Duration, retries int, maxRPS float6
 	}
 	transport := cleanhttp.DefaultPooledTransport()
 	transport.MaxIdleConnsPerHost = 16
+	var next http.RoundTripper = transport
+	if o.wrap != nil {
+		next = o.wrap(next)
+	}
 	hc := &http.Client{
 		Timeout:   timeout,
-		Transport: &pacedTransport{next: transport, pacer: o.pacer},
+		Transport: &pacedTransport{next: next, pacer: o.pacer},
 	}
 	c := &Client{
 		baseURL: strings.TrimRight(baseURL, "/"),

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -53,10 +54,11 @@ const NoOCR = "PDF_OCR is off"
 // file, and counts requests.
 type PDFHost struct {
 	*httptest.Server
-	mu      sync.Mutex
-	files   map[string]string
-	latency time.Duration
-	hits    atomic.Int64
+	mu           sync.Mutex
+	files        map[string]string
+	latency      time.Duration
+	hits         atomic.Int64
+	traceparents []string
 }
 
 // NewPDFHost starts a PDF host, closed when the test ends.
@@ -87,10 +89,19 @@ func (h *PDFHost) SetLatency(d time.Duration) { h.mu.Lock(); h.latency = d; h.mu
 // Hits is the number of requests served.
 func (h *PDFHost) Hits() int64 { return h.hits.Load() }
 
+// Traceparents returns the traceparent header of each request served, in
+// order ("" for a request without one).
+func (h *PDFHost) Traceparents() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.traceparents)
+}
+
 func (h *PDFHost) serve(w http.ResponseWriter, r *http.Request) {
 	h.hits.Add(1)
 	pn := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/pdfs/"), ".pdf")
 	h.mu.Lock()
+	h.traceparents = append(h.traceparents, r.Header.Get("traceparent"))
 	file, ok := h.files[pn]
 	latency := h.latency
 	h.mu.Unlock()

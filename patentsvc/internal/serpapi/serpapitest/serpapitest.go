@@ -98,7 +98,8 @@ func Unavailable() Reply { return jsonReply(http.StatusServiceUnavailable, "erro
 type Call struct {
 	Method string
 	Path   string
-	Query  url.Values // every query parameter received, api_key included
+	Query  url.Values  // every query parameter received, api_key included
+	Header http.Header // the request headers (traceparent, for the tracing tests)
 	At     time.Time
 }
 
@@ -317,7 +318,7 @@ const jsonType = "application/json; charset=utf-8"
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	query := r.URL.Query()
 	s.mu.Lock()
-	s.calls = append(s.calls, Call{Method: r.Method, Path: r.URL.Path, Query: cloneValues(query), At: time.Now()})
+	s.calls = append(s.calls, Call{Method: r.Method, Path: r.URL.Path, Query: cloneValues(query), Header: r.Header.Clone(), At: time.Now()})
 	latency := s.latency
 	var reply *Reply
 	if len(s.script) > 0 {

@@ -61,6 +61,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	calls   []Call
+	headers []http.Header // each call's request headers, in calls' order
 	script  []Reply
 	latency time.Duration
 	records map[string]map[string]any
@@ -113,6 +114,15 @@ func (s *Server) Calls() []Call {
 	return append([]Call(nil), s.calls...)
 }
 
+// Headers returns the request headers of the calls received so far, in
+// the order of Calls (the traceparent a client sent, say). They are kept
+// apart from Call so that tests comparing calls need not list them.
+func (s *Server) Headers() []http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]http.Header(nil), s.headers...)
+}
+
 // CallCount returns how many requests were received.
 func (s *Server) CallCount() int {
 	s.mu.Lock()
@@ -161,6 +171,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	s.calls = append(s.calls, call)
+	s.headers = append(s.headers, r.Header.Clone())
 	latency := s.latency
 	var reply *Reply
 	if len(s.script) > 0 {
