@@ -137,8 +137,9 @@ func runTour(ctx context.Context, out io.Writer, readme string) error {
 	if err != nil {
 		return err
 	}
+	probe := &http.Client{Timeout: 2 * time.Second}
 	for _, base := range []string{vinsvcURL, patentsvcURL} {
-		if resp, err := http.Get(base + "/livez"); err == nil {
+		if resp, err := probe.Get(base + "/livez"); err == nil {
 			resp.Body.Close()
 			return fmt.Errorf("%s answers already (a make demo or make run?): make tour starts a fresh demo of its own; stop that one first", base)
 		}
