@@ -6,7 +6,7 @@
 package supervise
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -62,32 +62,30 @@ func Run(ctx context.Context, out io.Writer, services []Service, ready func()) e
 	w := &prefixWriter{out: out, width: width(services)}
 	exits := make(chan exit, len(services))
 	procs := make([]*exec.Cmd, 0, len(services))
-	lasts := make([]*lastLine, len(services))
-	var copying sync.WaitGroup
+	stderrs := make([]*lineWriter, len(services))
 	for i, s := range services {
 		cmd := exec.Command(s.Path, s.Args...)
 		cmd.Env = append(os.Environ(), s.Env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a Ctrl-C in the terminal reaches us, not them
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			stopAll(procs, exits, len(procs))
-			return err
-		}
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			stopAll(procs, exits, len(procs))
-			return err
-		}
+		// Writers, not pipes: Wait returns once exec has copied all of the
+		// child's output, so its last line (its error) is never lost. A
+		// grandchild holding the pipes open delays Wait by WaitDelay at
+		// most.
+		stdout := &lineWriter{w: w, name: s.Name}
+		stderrs[i] = &lineWriter{w: w, name: s.Name}
+		cmd.Stdout, cmd.Stderr = stdout, stderrs[i]
+		cmd.WaitDelay = 2 * time.Second
 		if err := cmd.Start(); err != nil {
 			stopAll(procs, exits, len(procs))
 			return fmt.Errorf("start %s: %w", s.Name, err)
 		}
 		procs = append(procs, cmd)
-		lasts[i] = &lastLine{}
-		copying.Add(2)
-		go func() { defer copying.Done(); w.copyLines(s.Name, stdout, nil) }()
-		go func() { defer copying.Done(); w.copyLines(s.Name, stderr, lasts[i]) }()
-		go func() { exits <- exit{i, cmd.Wait()} }()
+		go func() {
+			err := cmd.Wait()
+			stdout.flush()
+			stderrs[i].flush()
+			exits <- exit{i, err}
+		}()
 	}
 	if ready != nil {
 		ready()
@@ -95,12 +93,10 @@ func Run(ctx context.Context, out io.Writer, services []Service, ready func()) e
 	select {
 	case <-ctx.Done():
 		stopAll(procs, exits, len(procs))
-		copying.Wait()
 		return nil
 	case e := <-exits:
 		stopAll(procs, exits, len(procs)-1)
-		copying.Wait()
-		return &ExitError{Service: services[e.i].Name, Status: status(e.err), LastLine: lasts[e.i].get()}
+		return &ExitError{Service: services[e.i].Name, Status: status(e.err), LastLine: stderrs[e.i].last()}
 	}
 }
 
@@ -150,24 +146,63 @@ type prefixWriter struct {
 	width int
 }
 
-func (w *prefixWriter) copyLines(name string, r io.Reader, last *lastLine) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if last != nil && strings.TrimSpace(line) != "" {
-			last.set(line)
+func (w *prefixWriter) line(name, line string) {
+	w.mu.Lock()
+	fmt.Fprintf(w.out, "%-*s | %s\n", w.width, name, line)
+	w.mu.Unlock()
+}
+
+// lineWriter is one output stream of a child: it writes each whole line
+// through w, prefixed, and keeps the last non-blank one.
+type lineWriter struct {
+	w    *prefixWriter
+	name string
+
+	mu      sync.Mutex
+	partial []byte
+	lastNB  string
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
 		}
-		w.mu.Lock()
-		fmt.Fprintf(w.out, "%-*s | %s\n", w.width, name, line)
-		w.mu.Unlock()
+		l.emit(string(l.partial[:i]))
+		l.partial = l.partial[i+1:]
+	}
+	if len(l.partial) > 1<<20 { // a "line" of a megabyte: write it as it is
+		l.emit(string(l.partial))
+		l.partial = l.partial[:0]
+	}
+	return len(p), nil
+}
+
+// flush writes a last line without its line feed.
+func (l *lineWriter) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.partial) > 0 {
+		l.emit(string(l.partial))
+		l.partial = nil
 	}
 }
 
-type lastLine struct {
-	mu   sync.Mutex
-	line string
+func (l *lineWriter) emit(line string) {
+	line = strings.TrimSuffix(line, "\r")
+	if strings.TrimSpace(line) != "" {
+		l.lastNB = line
+	}
+	l.w.line(l.name, line)
 }
 
-func (l *lastLine) set(s string) { l.mu.Lock(); l.line = s; l.mu.Unlock() }
-func (l *lastLine) get() string  { l.mu.Lock(); defer l.mu.Unlock(); return l.line }
+// last is the last non-blank line written.
+func (l *lineWriter) last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastNB
+}

@@ -38,7 +38,7 @@ func TestOneStopsAll(t *testing.T) {
 	start := time.Now()
 	up := filepath.Join(t.TempDir(), "up") // long is ready for SIGTERM
 	err := supervise.Run(context.Background(), &out, []supervise.Service{
-		sh("long", `trap 'echo stopping; exit 0' TERM; echo "$GREETING from long"; touch `+up+`; sleep 60 & wait`),
+		sh("long", `trap 'echo stopping; kill $!; exit 0' TERM; echo "$GREETING from long"; touch `+up+`; sleep 60 & wait`),
 		sh("broken", `while [ ! -e `+up+` ]; do sleep 0.05; done; echo "listen on port 8081: address already in use" >&2; exit 1`),
 	}, nil)
 	var ee *supervise.ExitError
@@ -68,8 +68,8 @@ func TestStopOnCancel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- supervise.Run(ctx, &out, []supervise.Service{
-			sh("a", `trap 'echo a stops; exit 0' TERM; echo up; sleep 60 & wait`),
-			sh("b", `trap 'echo b stops; exit 0' TERM; echo up; sleep 60 & wait`),
+			sh("a", `trap 'echo a stops; kill $!; exit 0' TERM; echo up; sleep 60 & wait`),
+			sh("b", `trap 'echo b stops; kill $!; exit 0' TERM; echo up; sleep 60 & wait`),
 		}, func() { close(ready) })
 	}()
 	<-ready
