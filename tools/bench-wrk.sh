@@ -14,7 +14,12 @@
 #                  (worker_processes 2, access log on): what an operator
 #                  might deploy instead of the service
 #   vinsvc-redis   vinsvc-limits with REDIS_URL=redis://127.0.0.1:6379/0
-#                  (ignored until the Redis feature of issue 12 lands)
+#   vinsvc-trace01 vinsvc-limits with tracing on (OTEL_EXPORTER_OTLP_ENDPOINT
+#                  at a collector that drops everything, tools/benchbare
+#                  sink), OTEL_TRACES_SAMPLER=parentbased_traceidratio,
+#                  OTEL_TRACES_SAMPLER_ARG=0.1; wrk sends no traceparent,
+#                  so a tenth of the requests are sampled and exported
+#   vinsvc-trace1  the same at 1.0: every request sampled and exported
 #
 # The cache is filled the way production fills it: vinsvc's VPIC_BASE_URL
 # points at a fake vPIC (tools/benchbare vpic) that answers every call with
@@ -42,7 +47,7 @@ WARMUP=${WARMUP:-3s}
 VIN=1HGCM82633A004352
 SECRET=bench-proxy-secret
 PLAN=BENCH
-SERVERS=(vinsvc-limits vinsvc-nolim bare nginx vinsvc-redis)
+SERVERS=(vinsvc-limits vinsvc-nolim bare nginx vinsvc-redis vinsvc-trace01 vinsvc-trace1)
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 fixture=$root/vinsvc/internal/vpic/vpictest/testdata/decode_$VIN.json
@@ -100,8 +105,8 @@ echo "== building vinsvc and tools/benchbare"
 (cd "$root" && go build -o "$work/vinsvc" ./vinsvc/cmd/vinsvc)
 GOWORK=off go -C "$root/tools" build -o "$work/benchbare" ./benchbare
 
-ports=$("$work/benchbare" ports 6)
-read -r p_vpic p_limits p_nolim p_bare p_nginx p_redis <<<"$(echo $ports)"
+ports=$("$work/benchbare" ports 9)
+read -r p_vpic p_limits p_nolim p_bare p_nginx p_redis p_sink p_trace01 p_trace1 <<<"$(echo $ports)"
 
 # wait_http URL: until URL answers (any status), at most 10 s.
 wait_http() {
@@ -133,8 +138,9 @@ cpu_ticks() {
 	for q in $ps; do awk '{print $14 + $15}' "/proc/$q/stat"; done | awk '{t += $1} END {print t + 0}'
 }
 
-# start_vinsvc NAME PORT RATE_LIMITS [REDIS_URL]: a clean environment, so
-# nothing of the caller's (a PORT, a REDIS_URL) leaks in.
+# start_vinsvc NAME PORT RATE_LIMITS [REDIS_URL [VAR=VALUE...]]: a clean
+# environment, so nothing of the caller's (a PORT, a REDIS_URL, an
+# OTEL_* variable) leaks in; "" for no REDIS_URL.
 start_vinsvc() {
 	local env=(PATH="$PATH" HOME="$HOME" APP_ENV=production LOG_LEVEL=info PORT="$2"
 		PROXY_SECRET="$SECRET" CACHE_PATH="$work/$1.db" VPIC_BASE_URL="http://127.0.0.1:$p_vpic"
@@ -145,6 +151,7 @@ start_vinsvc() {
 		env+=(VPIC_SNAPSHOT_MODE=off)
 	fi
 	[ -z "${4:-}" ] || env+=(REDIS_URL="$4")
+	[ $# -le 4 ] || env+=("${@:5}")
 	start "$1" env -i "${env[@]}" "$work/vinsvc" # env execs vinsvc: same pid
 }
 
@@ -155,6 +162,8 @@ url_of() {
 	bare) echo "http://127.0.0.1:$p_bare" ;;
 	nginx) echo "http://127.0.0.1:$p_nginx" ;;
 	vinsvc-redis) echo "http://127.0.0.1:$p_redis" ;;
+	vinsvc-trace01) echo "http://127.0.0.1:$p_trace01" ;;
+	vinsvc-trace1) echo "http://127.0.0.1:$p_trace1" ;;
 	esac
 }
 
@@ -168,7 +177,11 @@ start vpic "$work/benchbare" vpic "127.0.0.1:$p_vpic" "$fixture"
 start_vinsvc vinsvc-limits "$p_limits" "$limits"
 start_vinsvc vinsvc-nolim "$p_nolim" off
 start_vinsvc vinsvc-redis "$p_redis" "$limits" redis://127.0.0.1:6379/0
-for s in vinsvc-limits vinsvc-nolim vinsvc-redis; do
+start sink "$work/benchbare" sink "127.0.0.1:$p_sink"
+tracing=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$p_sink" OTEL_TRACES_SAMPLER=parentbased_traceidratio)
+start_vinsvc vinsvc-trace01 "$p_trace01" "$limits" "" "${tracing[@]}" OTEL_TRACES_SAMPLER_ARG=0.1
+start_vinsvc vinsvc-trace1 "$p_trace1" "$limits" "" "${tracing[@]}" OTEL_TRACES_SAMPLER_ARG=1.0
+for s in vinsvc-limits vinsvc-nolim vinsvc-redis vinsvc-trace01 vinsvc-trace1; do
 	wait_http "$(url_of $s)/livez"
 	if [ -n "$snapshot" ]; then # loaded in the background: wait for it
 		for _ in $(seq 600); do
@@ -339,4 +352,8 @@ awk -v servers="${SERVERS[*]}" '
 		printf "%-44s %s\n", "vinsvc-limits / nginx, req/s (>= 0.80)", ratio("vinsvc-limits", "nginx", 1)
 		printf "%-44s %s\n", "vinsvc-limits / nginx, p99", ratio("vinsvc-limits", "nginx", 3)
 		printf "%-44s %s\n", "vinsvc-redis - vinsvc-limits, p99 (<= +1 ms)", diff("vinsvc-redis", "vinsvc-limits", 3)
+		printf "%-44s %s\n", "vinsvc-trace01 / vinsvc-limits, req/s (>= 0.95)", ratio("vinsvc-trace01", "vinsvc-limits", 1)
+		printf "%-44s %s\n", "vinsvc-trace01 / vinsvc-limits, CPU per request", ratio("vinsvc-trace01", "vinsvc-limits", 4)
+		printf "%-44s %s\n", "vinsvc-trace1 / vinsvc-limits, req/s", ratio("vinsvc-trace1", "vinsvc-limits", 1)
+		printf "%-44s %s\n", "vinsvc-trace1 / vinsvc-limits, CPU per request", ratio("vinsvc-trace1", "vinsvc-limits", 4)
 	}' "$results"

@@ -13,6 +13,9 @@
 //	benchbare vpic ADDR FIXTURE    answer every request with the vPIC JSON
 //	                               in file FIXTURE
 //	benchbare ports N              print N free TCP ports of 127.0.0.1
+//	benchbare sink ADDR            an OTLP/HTTP collector that accepts and
+//	                               drops every export (POST /v1/traces: 200,
+//	                               an empty ExportTraceServiceResponse)
 package main
 
 import (
@@ -43,6 +46,13 @@ func run(args []string, stdout io.Writer) error {
 		}
 		return freePorts(n, stdout)
 	}
+	if len(args) == 2 && args[0] == "sink" {
+		return serve(args[1], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/x-protobuf")
+			w.WriteHeader(http.StatusOK) // an empty body is an empty response message
+		}))
+	}
 	if len(args) != 3 {
 		return errors.New("usage: benchbare bare ADDR RESPONSE | vpic ADDR FIXTURE | ports N")
 	}
@@ -65,7 +75,11 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: args[1], Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	return serve(args[1], h)
+}
+
+func serve(addr string, h http.Handler) error {
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	return srv.ListenAndServe()
 }
 
