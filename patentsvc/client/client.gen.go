@@ -1400,7 +1400,7 @@ type ClientInterface interface {
 	// recent-patent count (null when the search failed), whether the run
 	// succeeded, and whether it raised an alert. The match is
 	// case-insensitive; `company_name` in the answer is the name as first
-	// written. Runs are kept `TRACKING_HISTORY_DAYS` (730 by default), so
+	// written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 	// a longer window answers what is kept; a company untracked and
 	// tracked again starts a new history.
 	//
@@ -1841,7 +1841,7 @@ func (c *Client) UntrackCompany(ctx context.Context, companyName CompanyNamePath
 // recent-patent count (null when the search failed), whether the run
 // succeeded, and whether it raised an alert. The match is
 // case-insensitive; `company_name` in the answer is the name as first
-// written. Runs are kept `TRACKING_HISTORY_DAYS` (730 by default), so
+// written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 // a longer window answers what is kept; a company untracked and
 // tracked again starts a new history.
 //
@@ -4391,7 +4391,7 @@ type ClientWithResponsesInterface interface {
 	// recent-patent count (null when the search failed), whether the run
 	// succeeded, and whether it raised an alert. The match is
 	// case-insensitive; `company_name` in the answer is the name as first
-	// written. Runs are kept `TRACKING_HISTORY_DAYS` (730 by default), so
+	// written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 	// a longer window answers what is kept; a company untracked and
 	// tracked again starts a new history.
 	//
@@ -8067,7 +8067,7 @@ func (c *ClientWithResponses) UntrackCompanyWithResponse(ctx context.Context, co
 // recent-patent count (null when the search failed), whether the run
 // succeeded, and whether it raised an alert. The match is
 // case-insensitive; `company_name` in the answer is the name as first
-// written. Runs are kept `TRACKING_HISTORY_DAYS` (730 by default), so
+// written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 // a longer window answers what is kept; a company untracked and
 // tracked again starts a new history.
 //

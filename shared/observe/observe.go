@@ -133,7 +133,10 @@ func Middleware(logger *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 				route = UnmatchedRoute
 			}
 			ctx := c.Request().Context()
-			m.observe(ctx, route, v.Method, v.Status, v.Latency)
+			// Known methods by name, any other as _OTHER: a client inventing
+			// methods (Echo answers them 405) must not add series.
+			method := semconvMethod(v.Method)
+			m.observe(ctx, route, method, v.Status, v.Latency)
 
 			level := slog.LevelInfo
 			if v.Status >= http.StatusInternalServerError {
@@ -141,7 +144,7 @@ func Middleware(logger *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 			}
 			attrs := [...]slog.Attr{
 				slog.String("request_id", requestid.FromContext(ctx)),
-				slog.String("method", v.Method),
+				slog.String("method", method),
 				slog.String("route", route),
 				slog.Int("status", v.Status),
 				slog.Float64("latency_ms", float64(v.Latency.Microseconds())/1000),

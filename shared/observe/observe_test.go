@@ -88,3 +88,22 @@ func TestAccessLogAndMetrics(t *testing.T) {
 		t.Error("metrics are labelled by raw path")
 	}
 }
+
+// TestInventedMethodsShareOneSeries: methods outside HTTP's own are counted
+// and logged as _OTHER, so a client cannot add series at will.
+func TestInventedMethodsShareOneSeries(t *testing.T) {
+	var logs bytes.Buffer
+	e, metrics := newServer(&logs)
+	for _, m := range []string{"FOO1", "FOO2", "BREW"} {
+		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(m, "/items/1", nil))
+	}
+	rec := httptest.NewRecorder()
+	metrics.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	if strings.Contains(body, "FOO1") || strings.Contains(body, "BREW") || !strings.Contains(body, `method="_OTHER"`) {
+		t.Errorf("metrics carry invented methods, or no _OTHER series:\n%s", body)
+	}
+	if strings.Contains(logs.String(), "FOO1") || !strings.Contains(logs.String(), `"method":"_OTHER"`) {
+		t.Errorf("the access log carries an invented method: %s", logs.String())
+	}
+}

@@ -21,6 +21,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/gatewayapis/shared/redact"
 )
 
 // TracerName is the instrumentation scope of the spans this package and
@@ -73,7 +75,7 @@ func SetupTracing(ctx context.Context, service, version string, getenv func(stri
 	)
 	prevTP, prevProp, prevEH := otel.GetTracerProvider(), otel.GetTextMapPropagator(), otel.GetErrorHandler()
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		logger.Warn("tracing export failed", "err", err.Error())
+		logger.Warn("tracing export failed", "err", redact.Text(err.Error())) // the collector's URL and answer, without URLs
 	}))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
@@ -302,7 +304,7 @@ func splitHostPort(hostport string) (host string, port int) {
 //
 // It reads the global tracer provider and propagator once, when called:
 // call SetupTracing first. With tracing off it returns base unchanged.
-func TracingTransport(base http.RoundTripper) http.RoundTripper {
+func TracingTransport(base http.RoundTripper, opts ...TransportOption) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -310,19 +312,31 @@ func TracingTransport(base http.RoundTripper) http.RoundTripper {
 	if !tracingOn(tp) {
 		return base
 	}
-	return &tracingTransport{base: base, tracer: tp.Tracer(TracerName), prop: otel.GetTextMapPropagator()}
+	t := &tracingTransport{base: base, tracer: tp.Tracer(TracerName), prop: otel.GetTextMapPropagator()}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
 }
 
+// TransportOption changes what TracingTransport records.
+type TransportOption func(*tracingTransport)
+
+// WithoutURLPath records url.full as the scheme and host only, for targets
+// whose path is a secret (a Slack incoming webhook's path is its token).
+func WithoutURLPath() TransportOption { return func(t *tracingTransport) { t.hidePath = true } }
+
 type tracingTransport struct {
-	base   http.RoundTripper
-	tracer trace.Tracer
-	prop   propagation.TextMapPropagator
+	base     http.RoundTripper
+	tracer   trace.Tracer
+	prop     propagation.TextMapPropagator
+	hidePath bool
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *tracingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx, span := t.tracer.Start(r.Context(), semconvMethod(r.Method),
-		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(clientAttrs(r)...))
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(clientAttrs(r, t.hidePath)...))
 	defer span.End()
 	out := r.Clone(ctx) // a RoundTripper must not modify the caller's request
 	t.prop.Inject(ctx, propagation.HeaderCarrier(out.Header))
@@ -341,8 +355,9 @@ func (t *tracingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// clientAttrs returns a client span's request attributes.
-func clientAttrs(r *http.Request) []attribute.KeyValue {
+// clientAttrs returns a client span's request attributes; hidePath leaves
+// the path out of url.full.
+func clientAttrs(r *http.Request, hidePath bool) []attribute.KeyValue {
 	host, port := splitHostPort(r.URL.Host)
 	if port == 0 {
 		port = 80
@@ -354,13 +369,17 @@ func clientAttrs(r *http.Request) []attribute.KeyValue {
 		attribute.String("http.request.method", semconvMethod(r.Method)),
 		attribute.String("server.address", host),
 		attribute.Int("server.port", port),
-		attribute.String("url.full", fullURL(r.URL)),
+		attribute.String("url.full", fullURL(r.URL, hidePath)),
 	}
 }
 
-// fullURL is u without userinfo, query string and fragment.
-func fullURL(u *url.URL) string {
+// fullURL is u without userinfo, query string and fragment (and without
+// its path when hidePath).
+func fullURL(u *url.URL, hidePath bool) string {
 	clean := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	if hidePath {
+		clean.Path, clean.RawPath = "", ""
+	}
 	return clean.String()
 }
 

@@ -64,7 +64,7 @@ func loadTraceEnv(getenv func(string) string, service string) (traceEnv, error) 
 	}
 	if endpoint == "" && err == nil {
 		env.off = "no OTEL_EXPORTER_OTLP_ENDPOINT"
-		return env, nil
+		return env, errors.Join(errs...) // an invalid value is an error even with tracing off
 	}
 	env.endpoint = endpoint
 	env.headers, err = parseKeyValues("OTEL_EXPORTER_OTLP_HEADERS", firstOf(getenv, "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"))

@@ -506,3 +506,29 @@ func TestSetupTracingGRPC(t *testing.T) {
 		t.Fatal("no export request over gRPC")
 	}
 }
+
+// TestTracingTransportWithoutURLPath: a target whose path is its secret (a
+// Slack incoming webhook) is recorded as scheme://host only.
+func TestTracingTransportWithoutURLPath(t *testing.T) {
+	rec := useRecorder(t)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer upstream.Close()
+	client := &http.Client{Transport: observe.TracingTransport(nil, observe.WithoutURLPath())}
+	resp, err := client.Post(upstream.URL+"/services/T000/B000/XXXXtoken", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	spans := rec.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want 1", len(spans))
+	}
+	for k, v := range attrs(spans[0]) {
+		if strings.Contains(v.String(), "XXXXtoken") || strings.Contains(v.String(), "/services") {
+			t.Errorf("attribute %s = %q holds the path", k, v.String())
+		}
+	}
+	if u := attrs(spans[0])["url.full"].AsString(); u != upstream.URL {
+		t.Errorf("url.full = %q, want %q", u, upstream.URL)
+	}
+}

@@ -19,7 +19,9 @@ import (
 )
 
 // PDFDir is where the PDF host's documents are, from the repository root:
-// patentsvc's own copies of real published patents (../shared/testdata).
+// patentsvc's own copies of real published patents, taken from the sample
+// set beside the repository (../shared/testdata/patents), which a clone
+// need not have.
 const PDFDir = "patentsvc/internal/pdf/testdata"
 
 // Companies are the companies the fake search knows: the assignees of the
@@ -82,26 +84,32 @@ func Start(root string) (*Stack, error) {
 	return s, nil
 }
 
+// isolated empties the settings of the developer's shell that would take
+// a demo service out of the machine (a shared Redis, a real collector);
+// the services' own defaults then apply. The variables come after the
+// shell's, so they win.
+var isolated = []string{"REDIS_URL=", "OTEL_EXPORTER_OTLP_ENDPOINT=", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="}
+
 // VinsvcEnv is vinsvc's settings under make demo, its data in dataDir.
 func (s *Stack) VinsvcEnv(dataDir string) []string {
-	return []string{
-		"APP_ENV=development", "DEMO=true",
+	return append([]string{
+		"APP_ENV=development", "DEMO=true", "PORT=8080",
 		"VPIC_BASE_URL=" + s.VPIC.BaseURL(),
 		"CACHE_PATH=" + filepath.Join(dataDir, "vincache.db"),
-	}
+	}, isolated...)
 }
 
 // PatentsvcEnv is patentsvc's settings under make demo, its data in
 // dataDir. The keys are placeholders: the stand-ins accept any.
 func (s *Stack) PatentsvcEnv(dataDir string) []string {
-	return []string{
-		"APP_ENV=development", "DEMO=true",
+	return append([]string{
+		"APP_ENV=development", "DEMO=true", "PORT=8081",
 		"DATABASE_URL=sqlite:" + filepath.Join(dataDir, "patentsvc.db"),
 		"STORAGE_BACKEND=local", "STORAGE_DIR=" + filepath.Join(dataDir, "patents"),
 		"SERPAPI_API_KEY=demo-key-not-secret", "SERPAPI_BASE_URL=" + s.SerpAPI.BaseURL(),
 		"LLM_API_KEY=demo-key-not-secret", "LLM_BASE_URL=" + s.LLM.BaseURL(),
 		"PDF_ALLOWED_HOSTS=127.0.0.1",
-	}
+	}, isolated...)
 }
 
 // Describe is what make demo prints about its upstreams.

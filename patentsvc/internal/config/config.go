@@ -220,7 +220,7 @@ var settings = []setting{
 		func(c *Config, v string) error { return positiveDuration(&c.ScheduleRetryBase, v) }},
 	{"CHANGE_THRESHOLD_PERCENT", "20", "Smallest patent-count change, in percent, that raises an alert (decimals allowed).", false,
 		func(c *Config, v string) error { return percent(&c.ChangeThresholdPercent, v) }},
-	{"TRACKING_HISTORY_DAYS", "730", "Days a tracked company's scheduled runs are kept (`tracking_runs`: the history of `GET /admin/tracked/{company_name}/history` and of the PDF report's chart), 1 to 3650; older ones are pruned hourly.", false,
+	{"TRACKING_HISTORY_DAYS", "3650", "Days a tracked company's scheduled runs are kept (`tracking_runs`: the history of `GET /admin/tracked/{company_name}/history` and of the PDF report's chart), 1 to 3650; older ones are pruned hourly.", false,
 		func(c *Config, v string) error { return days(&c.TrackingHistory, v, 1, 3650) }},
 	{"WEBHOOK_URLS", "", "Comma-separated webhook targets (Slack incoming webhooks get Slack messages). Treated as secret: webhook URLs often carry their token.", true,
 		func(c *Config, v string) error { return urls(&c.WebhookURLs, v) }},

@@ -51,7 +51,7 @@ func TestLoadDefaults(t *testing.T) {
 		{"ScheduleInterval", c.ScheduleInterval, 24 * time.Hour},
 		{"ScheduleRetryBase", c.ScheduleRetryBase, time.Minute},
 		{"ChangeThresholdPercent", c.ChangeThresholdPercent, 20.0},
-		{"TrackingHistory", c.TrackingHistory, 730 * 24 * time.Hour},
+		{"TrackingHistory", c.TrackingHistory, 3650 * 24 * time.Hour},
 		{"ShutdownTimeout", c.ShutdownTimeout, 15 * time.Second},
 		{"AnalyzerMissing", strings.Join(c.AnalyzerMissing(), ","), "SERPAPI_API_KEY,LLM_API_KEY"},
 	} {

@@ -110,9 +110,14 @@ func rawStream(r io.ReaderAt, v lpdf.Value) ([]byte, error) {
 	if n <= 0 || n > maxImageBytes {
 		return nil, fmt.Errorf("image stream of %d bytes", n)
 	}
+	// A Length past the end of the file is a lie: refuse it before
+	// allocating for it.
+	if sized, ok := r.(interface{ Size() int64 }); ok && off+n > sized.Size() {
+		return nil, fmt.Errorf("image stream of %d bytes past the end of the file", n)
+	}
 	buf := make([]byte, n)
-	if _, err := r.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+	if got, err := r.ReadAt(buf, off); got < len(buf) {
+		return nil, fmt.Errorf("image stream truncated (%d of %d bytes): %w", got, n, err)
 	}
 	return buf, nil
 }

@@ -78,7 +78,7 @@ func extract(ctx context.Context, r io.ReaderAt, size int64, e *Extractor) (s pa
 		why := e.noOCR
 		if e.ocr != nil {
 			markOCR(ctx)
-			if why, err = e.ocrPages(ctx, r, d); err != nil {
+			if why, err = e.ocrPages(ctx, io.NewSectionReader(r, 0, size), d); err != nil { // sized: image streams are checked against the end
 				return patent.Sections{}, err
 			}
 		}

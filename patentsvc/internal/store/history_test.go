@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -242,4 +244,31 @@ func runsText(runs []patent.TrackingRun) string {
 		fmt.Fprintf(&b, "  %s count=%s success=%t alert=%t\n", r.RunAt.Format(time.RFC3339), c, r.Success, r.Alert)
 	}
 	return b.String()
+}
+
+// TestRunPrunerPrunesAtStart: the janitor's first round is at start, not
+// one interval later (a pod restarted more often than that would never
+// prune).
+func TestRunPrunerPrunesAtStart(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		acme, _ := s.CreateTracked(ctx, "Acme")
+		old := time.Now().AddDate(-3, 0, 0)
+		if err := s.RecordRun(ctx, acme.ID, 1, old, 0, old.Add(time.Hour), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		pctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.RunPruner(pctx, time.Hour, 365*24*time.Hour, slog.New(slog.DiscardHandler))
+		}()
+		defer func() { cancel(); <-done }()
+		deadline := time.Now().Add(10 * time.Second)
+		for len(mustHistory(t, s, "Acme", old.Add(-time.Hour))) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the run three years old is still there 10 s after the pruner started")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 }

@@ -261,20 +261,27 @@ func (s *Store) RunPruner(ctx context.Context, interval, history time.Duration, 
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		// A round at start too: a pod restarted more often than interval
+		// would otherwise never prune.
+		s.pruneOnce(ctx, history, logger)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if n, err := s.PruneRefreshTokens(ctx); err != nil && ctx.Err() == nil {
-				logger.Warn("pruning refresh tokens failed", "err", err.Error())
-			} else if n > 0 {
-				logger.Info("pruned expired refresh tokens", "count", n)
-			}
-			if n, err := s.PruneTrackingRuns(ctx, s.now().Add(-history)); err != nil && ctx.Err() == nil {
-				logger.Warn("pruning tracking runs failed", "err", err.Error(), "count", n)
-			} else if n > 0 {
-				logger.Info("pruned old tracking runs", "count", n)
-			}
 		}
+	}
+}
+
+// pruneOnce is one round of RunPruner.
+func (s *Store) pruneOnce(ctx context.Context, history time.Duration, logger *slog.Logger) {
+	if n, err := s.PruneRefreshTokens(ctx); err != nil && ctx.Err() == nil {
+		logger.Warn("pruning refresh tokens failed", "err", err.Error())
+	} else if n > 0 {
+		logger.Info("pruned expired refresh tokens", "count", n)
+	}
+	if n, err := s.PruneTrackingRuns(ctx, s.now().Add(-history)); err != nil && ctx.Err() == nil {
+		logger.Warn("pruning tracking runs failed", "err", err.Error(), "count", n)
+	} else if n > 0 {
+		logger.Info("pruned old tracking runs", "count", n)
 	}
 }

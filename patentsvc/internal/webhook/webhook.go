@@ -161,7 +161,7 @@ func New(base context.Context, cfg Config, st Store, logger *slog.Logger) *Dispa
 		client: &http.Client{
 			// A client span per attempt, under the span in the attempt's
 			// context (none: deliveries run in the background).
-			Transport: observe.TracingTransport(transport),
+			Transport: observe.TracingTransport(transport, observe.WithoutURLPath()), // a Slack URL's path is its token
 			// Standard Webhooks: a 3xx is a failure, never followed.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},

@@ -207,7 +207,7 @@ func openRedis(ctx context.Context, cfg config.Config, logger *slog.Logger, reg 
 // clientOptions makes every vPIC attempt a client span (when tracing is
 // on) and paces vPIC calls for the whole cluster when there is Redis.
 func clientOptions(cfg config.Config, shared *cluster.Redis) []vpic.Option {
-	opts := []vpic.Option{vpic.WithTransport(observe.TracingTransport)}
+	opts := []vpic.Option{vpic.WithTransport(func(rt http.RoundTripper) http.RoundTripper { return observe.TracingTransport(rt) })}
 	if shared == nil {
 		return opts
 	}
