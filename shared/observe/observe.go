@@ -15,8 +15,10 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -54,12 +56,26 @@ type seriesKey struct {
 type series struct {
 	requests prometheus.Counter
 	latency  prometheus.Observer
+	// exemplarAt is when each latency bucket (the last one is +Inf) last
+	// got an exemplar, in Unix nanoseconds.
+	exemplarAt [len(latencyBuckets) + 1]atomic.Int64
 }
+
+// latencyBuckets are the latency histogram's upper bounds, in seconds.
+var latencyBuckets = [...]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// ExemplarInterval is the least time between two exemplars of one bucket
+// of one series. A bucket keeps only its latest exemplar and Prometheus
+// reads it once per scrape (every 15 s or more), so one a second shows as
+// much as one per request, and a sampled request in a busy bucket does not
+// pay for a label map, its trace id's text and the exemplar's own copy.
+const ExemplarInterval = time.Second
 
 // observe counts one request and its latency under its labels. When the
 // request's span is sampled, the latency carries the trace id as an
-// exemplar (exposed in the OpenMetrics format only).
-func (m *Metrics) observe(ctx context.Context, route, method string, status int, latency time.Duration) {
+// exemplar (exposed in the OpenMetrics format only), at most once per
+// ExemplarInterval per bucket; end is when the request ended.
+func (m *Metrics) observe(ctx context.Context, route, method string, status int, latency time.Duration, end time.Time) {
 	k := seriesKey{route, method, status}
 	m.mu.RLock()
 	s, ok := m.series[k]
@@ -72,13 +88,16 @@ func (m *Metrics) observe(ctx context.Context, route, method string, status int,
 		m.mu.Unlock()
 	}
 	s.requests.Inc()
+	secs := latency.Seconds()
 	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
-		if eo, ok := s.latency.(prometheus.ExemplarObserver); ok {
-			eo.ObserveWithExemplar(latency.Seconds(), prometheus.Labels{"trace_id": sc.TraceID().String()})
+		at := &s.exemplarAt[sort.SearchFloat64s(latencyBuckets[:], secs)]
+		last, now := at.Load(), end.UnixNano()
+		if eo, ok := s.latency.(prometheus.ExemplarObserver); ok && now-last >= int64(ExemplarInterval) && at.CompareAndSwap(last, now) {
+			eo.ObserveWithExemplar(secs, prometheus.Labels{"trace_id": sc.TraceID().String()})
 			return
 		}
 	}
-	s.latency.Observe(latency.Seconds())
+	s.latency.Observe(secs)
 }
 
 // NewRegistry returns a registry with the Go runtime and process collectors,
@@ -100,7 +119,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "http_request_duration_seconds",
 			Help:    "Time to serve HTTP requests, by route pattern, method and status.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+			Buckets: latencyBuckets[:],
 		}, []string{"route", "method", "status"}),
 		series: map[seriesKey]*series{},
 	}
@@ -136,7 +155,8 @@ func Middleware(logger *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 			// Known methods by name, any other as _OTHER: a client inventing
 			// methods (Echo answers them 405) must not add series.
 			method := semconvMethod(v.Method)
-			m.observe(ctx, route, method, v.Status, v.Latency)
+			end := v.StartTime.Add(v.Latency)
+			m.observe(ctx, route, method, v.Status, v.Latency, end)
 
 			level := slog.LevelInfo
 			if v.Status >= http.StatusInternalServerError {
@@ -158,7 +178,7 @@ func Middleware(logger *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 				// The record without a caller's pc: logger.LogAttrs would
 				// walk the stack for one (runtime.Callers) on every
 				// request, for a source the access line never shows.
-				r := slog.NewRecord(v.StartTime.Add(v.Latency), level, "request", 0)
+				r := slog.NewRecord(end, level, "request", 0)
 				r.AddAttrs(attrs[:n]...)
 				_ = h.Handle(ctx, r) // as LogAttrs: a handler's error goes nowhere
 			}

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gatewayapis/shared/redact"
+	"github.com/gatewayapis/shared/requestid"
 )
 
 // TracerName is the instrumentation scope of the spans this package and
@@ -128,45 +129,73 @@ func StartSpan(ctx context.Context, name string) (context.Context, trace.Span) {
 	return parent.TracerProvider().Tracer(TracerName).Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
 }
 
-// TracingMiddleware starts a server span per request, named
+// TracingScope starts a server span per request, named
 // "<METHOD> <route template>" (e.g. "GET /v1/decode", "GET
 // /analyze/{company_name}"; "<METHOD> unmatched" when no route matched,
 // never the raw path), as a child of an incoming W3C traceparent, with the
 // HTTP semantic-convention attributes http.request.method, http.route,
 // http.response.status_code, url.scheme, server.address and
 // user_agent.original (no path, query string or other header), and an
-// error status on 5xx. Register it right after requestid.Middleware and
-// before Middleware, so the access line and the metrics see the span.
+// error status on 5xx. Give it to requestid.Middleware, which is
+// registered before Middleware, so the access line and the metrics see
+// the span:
 //
-// It reads the global tracer provider and propagator once, when called:
-// call SetupTracing first. With tracing off it returns next unchanged.
-func TracingMiddleware() echo.MiddlewareFunc {
+//	e.Use(requestid.Middleware(logger, observe.TracingScope()))
+//
+// The span goes into the context requestid builds anyway, so tracing adds
+// no copy of the request. It reads the global tracer provider and
+// propagator once, when called: call SetupTracing first. With tracing off
+// it returns nil, which requestid.Middleware skips.
+func TracingScope() requestid.Scope {
 	tp := otel.GetTracerProvider()
 	if !tracingOn(tp) {
-		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+		return nil
 	}
-	tracer := tp.Tracer(TracerName)
 	prop := otel.GetTextMapPropagator()
-	var names spanNames
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)} // built once: no allocation per request
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			r := c.Request()
-			ctx := prop.Extract(r.Context(), headerCarrier(r.Header))
-			n := names.get(r.Method, c.Path())
-			// Attributes only for a recording span: an unsampled request
-			// pays for the span context and nothing else (the attributes
-			// are not needed by the samplers SetupTracing offers).
-			ctx, span := tracer.Start(ctx, n.span, opts...)
-			defer span.End()
-			c.SetRequest(r.WithContext(ctx))
-			err := next(c)
-			if span.IsRecording() {
-				endServerSpan(span, c, r, n.route, responseStatus(c, err))
-			}
-			return err
+	t := &tracingScope{
+		tracer: tp.Tracer(TracerName),
+		prop:   prop,
+		opts:   []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}, // built once: no allocation per request
+	}
+	for _, f := range prop.Fields() {
+		t.fields = append(t.fields, canonicalKey(f))
+	}
+	return t
+}
+
+type tracingScope struct {
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+	opts   []trace.SpanStartOption
+	fields []string // the propagator's headers, canonical
+	names  spanNames
+}
+
+// Enter implements requestid.Scope: the server span, in the returned
+// context. An unsampled request pays for the span context and nothing
+// else: attributes are set, at Exit, only on a recording span (the
+// samplers SetupTracing offers do not read them).
+func (t *tracingScope) Enter(c echo.Context, parent context.Context) context.Context {
+	r := c.Request()
+	for _, f := range t.fields { // most requests carry none: skip the extraction then
+		if len(r.Header[f]) > 0 {
+			parent = t.prop.Extract(parent, headerCarrier(r.Header))
+			break
 		}
 	}
+	ctx, _ := t.tracer.Start(parent, t.names.get(r.Method, c.Path()).span, t.opts...)
+	return ctx
+}
+
+// Exit implements requestid.Scope: the status and attributes of a
+// recording span, then its end.
+func (t *tracingScope) Exit(c echo.Context, ctx context.Context, err error) {
+	span := trace.SpanFromContext(ctx)
+	if span.IsRecording() {
+		r := c.Request()
+		endServerSpan(span, c, r, t.names.get(r.Method, c.Path()).route, responseStatus(c, err))
+	}
+	span.End()
 }
 
 // headerCarrier is propagation.HeaderCarrier without the allocation of
@@ -399,15 +428,19 @@ func errorType(err error) string {
 }
 
 // TraceLogHandler wraps h so that every record logged with a context
-// holding a valid span carries trace_id and span_id (32 and 16 lowercase
-// hex characters) as its last attributes.
+// holding a sampled span carries trace_id and span_id (32 and 16 lowercase
+// hex characters) as its last attributes. Only sampled spans: a trace id
+// in a log line always names a trace the collector was sent, and the
+// requests the sampler leaves out (nine in ten at a ratio of 0.1) do not
+// pay for copying the record and formatting the ids. The request id
+// (X-Request-Id) ties every line to its request either way.
 func TraceLogHandler(h slog.Handler) slog.Handler { return traceLogHandler{h} }
 
 type traceLogHandler struct{ slog.Handler }
 
 // Handle implements slog.Handler.
 func (h traceLogHandler) Handle(ctx context.Context, r slog.Record) error {
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
 		r = r.Clone() // the caller's copy may share its attribute array
 		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}

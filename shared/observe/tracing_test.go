@@ -83,8 +83,7 @@ func newTracedServer(logs io.Writer) (*echo.Echo, http.Handler) {
 	e.HTTPErrorHandler = httperr.NewHandler(logger, nil, func(c echo.Context, he *httperr.Error) error {
 		return c.JSON(he.Status, map[string]string{"code": he.Code})
 	})
-	e.Use(requestid.Middleware(logger))
-	e.Use(observe.TracingMiddleware())
+	e.Use(requestid.Middleware(logger, observe.TracingScope()))
 	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
 	e.Use(observe.Recover(logger))
 	e.GET("/items/:id", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
@@ -92,7 +91,7 @@ func newTracedServer(logs io.Writer) (*echo.Echo, http.Handler) {
 	return e, observe.Handler(reg)
 }
 
-func TestTracingMiddleware(t *testing.T) {
+func TestTracingScope(t *testing.T) {
 	rec := useRecorder(t)
 	var logs bytes.Buffer
 	e, _ := newTracedServer(&logs)
@@ -166,27 +165,64 @@ func TestTracingMiddleware(t *testing.T) {
 	}
 }
 
-func TestTracingMiddlewareOff(t *testing.T) {
+func TestTracingScopeOff(t *testing.T) {
 	restoreGlobals(t)
 	// The global default provider: what a service has when SetupTracing
 	// found no endpoint.
 	otel.SetTextMapPropagator(propagation.TraceContext{})
-	mw := observe.TracingMiddleware()
+	scope := observe.TracingScope()
+	if scope != nil {
+		t.Fatalf("TracingScope() with tracing off = %T, want nil", scope)
+	}
 	var sawSpan bool
 	handler := func(c echo.Context) error {
 		sawSpan = sawSpan || trace.SpanContextFromContext(c.Request().Context()).IsValid()
 		return nil
 	}
-	h := mw(handler)
-	e := echo.New()
-	req := httptest.NewRequest(http.MethodGet, "/", nil)
-	req.Header.Set("traceparent", traceparent)
-	c := e.NewContext(req, httptest.NewRecorder())
-	if allocs := testing.AllocsPerRun(100, func() { _ = h(c) }); allocs != 0 {
-		t.Errorf("with tracing off the middleware allocates %v times per request, want 0", allocs)
+	logger := slog.New(slog.DiscardHandler)
+	allocs := func(mw echo.MiddlewareFunc) float64 {
+		h := mw(handler)
+		e := echo.New()
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header.Set("traceparent", traceparent)
+		req.Header.Set(requestid.Header, "fixed-id") // no UUID drawn
+		c := e.NewContext(req, httptest.NewRecorder())
+		return testing.AllocsPerRun(100, func() { c.SetRequest(req); _ = h(c) })
 	}
-	if sawSpan || c.Request() != req {
-		t.Error("with tracing off the middleware started a span or replaced the request")
+	with, without := allocs(requestid.Middleware(logger, scope)), allocs(requestid.Middleware(logger))
+	if with != without {
+		t.Errorf("with tracing off the request id middleware allocates %v times per request, %v without the scope", with, without)
+	}
+	if sawSpan {
+		t.Error("with tracing off a span was started")
+	}
+}
+
+// An unsampled request (the gateway's traceparent says not sampled, or
+// the ratio sampler said no) is still a child of the gateway's trace, so
+// that outbound calls carry it, but records nothing and writes no trace
+// id into its log lines: an id there always names a trace the collector
+// has.
+func TestTracingScopeUnsampled(t *testing.T) {
+	rec := useRecorder(t)
+	var logs bytes.Buffer
+	var seen trace.SpanContext
+	e, _ := newTracedServer(&logs)
+	e.GET("/seen", func(c echo.Context) error {
+		seen = trace.SpanContextFromContext(c.Request().Context())
+		return c.NoContent(http.StatusNoContent)
+	})
+	req := httptest.NewRequest(http.MethodGet, "/seen", nil)
+	req.Header.Set("traceparent", "00-"+gatewayTraceID+"-"+gatewaySpanID+"-00")
+	e.ServeHTTP(httptest.NewRecorder(), req)
+	if n := len(rec.Ended()); n != 0 {
+		t.Errorf("an unsampled request recorded %d spans", n)
+	}
+	if seen.TraceID().String() != gatewayTraceID || seen.IsSampled() {
+		t.Errorf("the handler saw span context %v, want the gateway's trace, not sampled", seen)
+	}
+	if strings.Contains(logs.String(), "trace_id") || !strings.Contains(logs.String(), `"msg":"request"`) {
+		t.Errorf("access line of an unsampled request = %s, want one without trace_id", logs.String())
 	}
 }
 

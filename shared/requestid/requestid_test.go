@@ -97,3 +97,49 @@ func TestMiddlewareContext(t *testing.T) {
 		t.Errorf("FromContext(outside a request) = %q, want empty", got)
 	}
 }
+
+// recordScope adds its name under its own key and records Enter and Exit.
+type recordScope struct {
+	name  string
+	calls *[]string
+}
+
+type scopeKey string
+
+func (s recordScope) Enter(c echo.Context, parent context.Context) context.Context {
+	*s.calls = append(*s.calls, "enter "+s.name)
+	return context.WithValue(parent, scopeKey(s.name), s.name)
+}
+
+func (s recordScope) Exit(c echo.Context, ctx context.Context, err error) {
+	got := "<nil>"
+	if err != nil {
+		got = err.Error()
+	}
+	// The context at Exit is the request's: the id and both scopes' values.
+	*s.calls = append(*s.calls, "exit "+s.name+" "+got+" "+requestid.FromContext(ctx)+" "+ctx.Value(scopeKey("a")).(string)+ctx.Value(scopeKey("b")).(string))
+}
+
+// TestMiddlewareScopes checks that scopes build into the one context the
+// request gets, enter in order, exit in reverse with the chain's error,
+// and that nil scopes are skipped.
+func TestMiddlewareScopes(t *testing.T) {
+	var calls []string
+	e := echo.New()
+	e.Use(requestid.Middleware(slog.New(slog.DiscardHandler), recordScope{"a", &calls}, nil, recordScope{"b", &calls}))
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			ctx := c.Request().Context()
+			calls = append(calls, "handler "+ctx.Value(scopeKey("a")).(string)+ctx.Value(scopeKey("b")).(string))
+			return next(c)
+		}
+	})
+	e.GET("/", func(c echo.Context) error { return echo.NewHTTPError(http.StatusTeapot, "no") })
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set(requestid.Header, "id-2")
+	e.ServeHTTP(httptest.NewRecorder(), req)
+	want := []string{"enter a", "enter b", "handler ab", "exit b code=418, message=no id-2 ab", "exit a code=418, message=no id-2 ab"}
+	if strings.Join(calls, "|") != strings.Join(want, "|") {
+		t.Errorf("calls = %q, want %q", calls, want)
+	}
+}

@@ -59,3 +59,59 @@ func TestWrapRunsInEchosOrder(t *testing.T) {
 		t.Errorf("the chain was built %d times for 3 requests, want once", built)
 	}
 }
+
+// TestUseRunsAsEchoUse registers the same middleware on one Echo with
+// e.Use and on another with Use: for a route, a 404 and a 405, both must
+// run them in the same order around the same handler and answer the same,
+// and Use must build its chain once and add no allocation per request.
+func TestUseRunsAsEchoUse(t *testing.T) {
+	var viaEcho, viaUse []string
+	built := 0
+	counting := func(next echo.HandlerFunc) echo.HandlerFunc { built++; return next }
+	newEcho := func(trace *[]string, use func(e *echo.Echo, mw ...echo.MiddlewareFunc)) *echo.Echo {
+		e := echo.New()
+		use(e, tag(trace, "a"), tag(trace, "b"))
+		e.GET("/r/:id", func(c echo.Context) error {
+			*trace = append(*trace, "handler "+c.Param("id"))
+			return c.NoContent(http.StatusNoContent)
+		})
+		return e
+	}
+	eEcho := newEcho(&viaEcho, func(e *echo.Echo, mw ...echo.MiddlewareFunc) { e.Use(mw...) })
+	eUse := newEcho(&viaUse, func(e *echo.Echo, mw ...echo.MiddlewareFunc) { route.Use(e, append(mw, counting)...) })
+	for _, r := range []struct{ method, path string }{{"GET", "/r/1"}, {"GET", "/missing"}, {"POST", "/r/2"}} {
+		a, b := httptest.NewRecorder(), httptest.NewRecorder()
+		eEcho.ServeHTTP(a, httptest.NewRequest(r.method, r.path, nil))
+		eUse.ServeHTTP(b, httptest.NewRequest(r.method, r.path, nil))
+		if a.Code != b.Code || a.Header().Get("Allow") != b.Header().Get("Allow") || a.Body.String() != b.Body.String() {
+			t.Errorf("%s %s: e.Use answered %d %q %s, Use %d %q %s", r.method, r.path,
+				a.Code, a.Header().Get("Allow"), a.Body, b.Code, b.Header().Get("Allow"), b.Body)
+		}
+	}
+	if got, want := strings.Join(viaUse, " "), strings.Join(viaEcho, " "); got != want {
+		t.Errorf("Use ran %q, e.Use ran %q", got, want)
+	}
+	if want := "a b handler 1 /b /a a b /b /a a b /b /a"; strings.Join(viaUse, " ") != want {
+		t.Errorf("Use ran %q, want %q", strings.Join(viaUse, " "), want)
+	}
+	if built != 1 {
+		t.Errorf("the chain was built %d times for 3 requests, want once", built)
+	}
+
+	// Per request, Use costs what a bare Echo does: nothing of its own.
+	pass := func(next echo.HandlerFunc) echo.HandlerFunc { return func(c echo.Context) error { return next(c) } }
+	allocs := func(use func(e *echo.Echo)) float64 {
+		e := echo.New()
+		use(e)
+		e.GET("/", func(c echo.Context) error { return nil })
+		req, w := httptest.NewRequest(http.MethodGet, "/", nil), httptest.NewRecorder()
+		return testing.AllocsPerRun(100, func() { e.ServeHTTP(w, req) })
+	}
+	bare := allocs(func(*echo.Echo) {})
+	if got := allocs(func(e *echo.Echo) { route.Use(e, pass, pass, pass) }); got != bare {
+		t.Errorf("three middleware through Use: %v allocations per request, a bare Echo %v", got, bare)
+	}
+	if got := allocs(func(e *echo.Echo) { e.Use(pass, pass, pass) }); got == bare {
+		t.Errorf("three middleware through e.Use: %v allocations per request, as many as a bare Echo: the test no longer shows what Use saves", got)
+	}
+}

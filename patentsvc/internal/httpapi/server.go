@@ -22,6 +22,7 @@ import (
 	"github.com/gatewayapis/shared/httperr"
 	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/shared/requestid"
+	"github.com/gatewayapis/shared/route"
 )
 
 // BodyLimit is the largest request body accepted (decisions.md: 1 MiB;
@@ -128,22 +129,24 @@ func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analy
 	e.IPExtractor = ipExtractor(opts.TrustedProxies)
 	e.HTTPErrorHandler = httperr.NewHandler(logger, classify, render)
 
-	e.Use(requestid.Middleware(logger))
-	// A server span per request, "<METHOD> <route>", child of the
-	// gateway's traceparent; before the access log, so its line carries
-	// the trace id.
-	e.Use(observe.TracingMiddleware())
-	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
+	// The middleware every request passes, in order, built once (route.Use).
+	// The request id, and a server span per request, "<METHOD> <route>",
+	// child of the gateway's traceparent, in the same context: before the
+	// access log, so its line carries the trace id.
+	mw := []echo.MiddlewareFunc{
+		requestid.Middleware(logger, observe.TracingScope()),
+		observe.Middleware(logger, observe.NewMetrics(reg)),
+		observe.Recover(logger),
+	}
 	registerMetrics(reg, limits)
-	e.Use(observe.Recover(logger))
 	// Body limits are set where the routes are declared (routes.go).
 	// CORS preflights go on to the CORS middleware; every other OPTIONS is
 	// a wrong method. An empty origin list would make Echo allow every
 	// origin: no CORS then.
 	cors := len(opts.CORSOrigins) > 0
-	e.Use(httperr.RejectOptions(cors))
+	mw = append(mw, httperr.RejectOptions(cors))
 	if cors {
-		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
+		mw = append(mw, middleware.CORSWithConfig(middleware.CORSConfig{
 			AllowOrigins:  opts.CORSOrigins,
 			AllowMethods:  []string{"GET", "POST", "PATCH", "DELETE", "OPTIONS"},
 			AllowHeaders:  []string{echo.HeaderAuthorization, echo.HeaderContentType, echo.HeaderXRequestID},
@@ -151,6 +154,7 @@ func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analy
 			MaxAge:        600,
 		}))
 	}
+	route.Use(e, mw...)
 
 	addRoutes(e, logger, opts, authn, st, an, jobs, limits, reg, started, now)
 	return e

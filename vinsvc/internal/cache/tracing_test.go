@@ -2,9 +2,11 @@ package cache_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -12,9 +14,10 @@ import (
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
-// TestGetSpans: inside a recording span, Get and Put are spans of their
-// own with cache.hit and cache.memory; outside one, a hit from memory
-// still allocates nothing.
+// TestGetSpans: inside a recording span, Get (a read of the file) and Put
+// are spans of their own with cache.hit and cache.memory; a hit from
+// memory is an attribute of the caller's span instead; outside a
+// recording span, a hit from memory still allocates nothing.
 func TestGetSpans(t *testing.T) {
 	c := mustOpenTemp(t, clocktest.New(t0))
 	const v = "1HGCM82633A004352"
@@ -31,6 +34,9 @@ func TestGetSpans(t *testing.T) {
 	if _, ok, err := c.Get(ctx, v, false); !ok || err != nil {
 		t.Fatalf("Get after Put = %v, %v; want a hit", ok, err)
 	}
+	if d, ok, err := c.Get(ctx, v, true); !ok || err != nil || d.Raw == nil {
+		t.Fatalf("Get with raw after Put = %v, %v; want a hit from the file", ok, err)
+	}
 	parent.End()
 
 	type want struct {
@@ -40,6 +46,9 @@ func TestGetSpans(t *testing.T) {
 	var got []want
 	for _, s := range rec.Ended() {
 		if s.Name() == "request" {
+			if !slices.Contains(s.Attributes(), attribute.Bool("vinsvc.cache.memory_hit", true)) {
+				t.Errorf("caller's span attributes = %v, want vinsvc.cache.memory_hit", s.Attributes())
+			}
 			continue
 		}
 		if s.Parent().SpanID() != parent.SpanContext().SpanID() {
@@ -56,7 +65,7 @@ func TestGetSpans(t *testing.T) {
 		}
 		got = append(got, w)
 	}
-	wantSpans := []want{{"cache.local.get", false, false}, {"cache.local.put", false, false}, {"cache.local.get", true, true}}
+	wantSpans := []want{{"cache.local.get", false, false}, {"cache.local.put", false, false}, {"cache.local.get", true, false}}
 	if diff := cmp.Diff(wantSpans, got, cmp.AllowUnexported(want{})); diff != "" {
 		t.Errorf("spans (-want +got):\n%s", diff)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gatewayapis/shared/httperr"
 	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/shared/requestid"
+	"github.com/gatewayapis/shared/route"
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
@@ -81,12 +82,16 @@ func NewServer(logger *slog.Logger, proxySecrets []string, dec Decoder, store St
 	e.IPExtractor = echo.ExtractIPDirect()
 	e.HTTPErrorHandler = httperr.NewHandler(logger, classify, render)
 
-	e.Use(requestid.Middleware(logger))
-	e.Use(observe.TracingMiddleware()) // before the access line, so it carries the trace
-	e.Use(observe.Middleware(logger, observe.NewMetrics(reg)))
-	e.Use(observe.Recover(logger))
-	e.Use(middleware.BodyLimit(BodyLimit))
-	e.Use(httperr.RejectOptions(false)) // no CORS: every OPTIONS is a wrong method
+	// The middleware every request passes, in order, built once (route.Use).
+	// The request id, and the server span in the same context: before the
+	// access line, so it carries the trace.
+	route.Use(e,
+		requestid.Middleware(logger, observe.TracingScope()),
+		observe.Middleware(logger, observe.NewMetrics(reg)),
+		observe.Recover(logger),
+		middleware.BodyLimit(BodyLimit),
+		httperr.RejectOptions(false), // no CORS: every OPTIONS is a wrong method
+	)
 
 	registerMetrics(reg, dec, store, monitor)
 	addRoutes(e, logger, proxySecrets, dec, store, limiter, monitor, shared, demo, reg, started, now)
