@@ -14,6 +14,7 @@ package observe
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sort"
 	"strconv"
@@ -44,8 +45,11 @@ type Metrics struct {
 	// validations in the vectors (and no strconv of the status). The
 	// label sets are the vectors' own, so the map is as bounded as they
 	// are; nothing deletes from the vectors, so an entry never goes stale.
-	mu     sync.RWMutex
-	series map[seriesKey]*series
+	// The map is never changed once published: a new label set copies it
+	// under mu, so a request reads it without a lock (a read lock's
+	// shared counter, taken on every request, was itself contended).
+	mu     sync.Mutex
+	series atomic.Pointer[map[seriesKey]*series]
 }
 
 type seriesKey struct {
@@ -77,15 +81,9 @@ const ExemplarInterval = time.Second
 // ExemplarInterval per bucket; end is when the request ended.
 func (m *Metrics) observe(ctx context.Context, route, method string, status int, latency time.Duration, end time.Time) {
 	k := seriesKey{route, method, status}
-	m.mu.RLock()
-	s, ok := m.series[k]
-	m.mu.RUnlock()
+	s, ok := (*m.series.Load())[k]
 	if !ok {
-		code := strconv.Itoa(status)
-		s = &series{requests: m.requests.WithLabelValues(route, method, code), latency: m.latency.WithLabelValues(route, method, code)}
-		m.mu.Lock()
-		m.series[k] = s
-		m.mu.Unlock()
+		s = m.newSeries(k)
 	}
 	s.requests.Inc()
 	secs := latency.Seconds()
@@ -98,6 +96,24 @@ func (m *Metrics) observe(ctx context.Context, route, method string, status int,
 		}
 	}
 	s.latency.Observe(secs)
+}
+
+// newSeries returns k's series, adding it to a copy of the map when it
+// is new.
+func (m *Metrics) newSeries(k seriesKey) *series {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := *m.series.Load()
+	if s, ok := old[k]; ok { // added while this request waited for the lock
+		return s
+	}
+	code := strconv.Itoa(k.status)
+	s := &series{requests: m.requests.WithLabelValues(k.route, k.method, code), latency: m.latency.WithLabelValues(k.route, k.method, code)}
+	next := make(map[seriesKey]*series, len(old)+1)
+	maps.Copy(next, old)
+	next[k] = s
+	m.series.Store(&next)
+	return s
 }
 
 // NewRegistry returns a registry with the Go runtime and process collectors,
@@ -121,8 +137,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time to serve HTTP requests, by route pattern, method and status.",
 			Buckets: latencyBuckets[:],
 		}, []string{"route", "method", "status"}),
-		series: map[seriesKey]*series{},
 	}
+	m.series.Store(&map[seriesKey]*series{})
 	reg.MustRegister(m.requests, m.latency)
 	return m
 }

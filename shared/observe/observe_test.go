@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -105,5 +106,31 @@ func TestInventedMethodsShareOneSeries(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "FOO1") || !strings.Contains(logs.String(), `"method":"_OTHER"`) {
 		t.Errorf("the access log carries an invented method: %s", logs.String())
+	}
+}
+
+// TestMetricsConcurrentSeries: requests creating and using series at the
+// same time, from many goroutines (run with -race), are all counted.
+func TestMetricsConcurrentSeries(t *testing.T) {
+	e, metrics := newServer(new(bytes.Buffer))
+	paths := []string{"/items/1", "/teapot", "/missing/a", "/missing/b"}
+	const perPath = 50
+	var wg sync.WaitGroup
+	for _, p := range paths {
+		for range perPath {
+			wg.Go(func() { e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, p, nil)) })
+		}
+	}
+	wg.Wait()
+	w := httptest.NewRecorder()
+	metrics.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, want := range []string{
+		`http_requests_total{method="GET",route="/items/:id",status="200"} 50`,
+		`http_requests_total{method="GET",route="/teapot",status="418"} 50`,
+		`http_requests_total{method="GET",route="unmatched",status="404"} 100`,
+	} {
+		if !strings.Contains(w.Body.String(), want) {
+			t.Errorf("metrics lack %s:\n%s", want, w.Body.String())
+		}
 	}
 }

@@ -568,3 +568,83 @@ func TestTracingTransportWithoutURLPath(t *testing.T) {
 		t.Errorf("url.full = %q, want %q", u, upstream.URL)
 	}
 }
+
+// TestSetupTracingExportSettings: OTEL_EXPORTER_OTLP_TRACES_HEADERS wins
+// over OTEL_EXPORTER_OTLP_HEADERS, gzip compression reaches the collector
+// compressed (and decodable), and OTEL_EXPORTER_OTLP_TIMEOUT bounds an
+// export to a collector that never answers, so shutdown ends in time.
+func TestSetupTracingExportSettings(t *testing.T) {
+	export := func(t *testing.T, env map[string]string) (func(context.Context) error, *echo.Echo) {
+		restoreGlobals(t)
+		env["OTEL_BSP_SCHEDULE_DELAY"] = "60000" // only shutdown's flush sends
+		shutdown, err := observe.SetupTracing(context.Background(), "vinsvc", "1.2.3", mapEnv(env), slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatalf("SetupTracing: %v", err)
+		}
+		e, _ := newTracedServer(io.Discard)
+		req := httptest.NewRequest(http.MethodGet, "/items/1", nil)
+		req.Header.Set("traceparent", traceparent)
+		e.ServeHTTP(httptest.NewRecorder(), req)
+		return shutdown, e
+	}
+
+	t.Run("gzip and per-signal headers", func(t *testing.T) {
+		recv := otlptest.NewReceiver(t)
+		shutdown, _ := export(t, map[string]string{
+			"OTEL_EXPORTER_OTLP_ENDPOINT":        recv.URL,
+			"OTEL_EXPORTER_OTLP_HEADERS":         "x-collector-token=general",
+			"OTEL_EXPORTER_OTLP_TRACES_HEADERS":  "x-collector-token=traces",
+			"OTEL_EXPORTER_OTLP_COMPRESSION":     "gzip",
+			"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf",
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdown(ctx); err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+		if n := len(recv.Spans()); n != 1 {
+			t.Fatalf("received %d spans, want 1", n)
+		}
+		h := recv.Headers()[0]
+		if h.Get("Content-Encoding") != "gzip" || h.Get("X-Collector-Token") != "traces" {
+			t.Errorf("export request headers = %v, want gzip and the traces token", h)
+		}
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		// A collector that never answers: the exporter gives up on the
+		// request after OTEL_EXPORTER_OTLP_TIMEOUT (the default is 10 s),
+		// and shutdown returns by its context's deadline whatever the
+		// exporter's retries would do next.
+		gaveUp := make(chan time.Duration, 10)
+		silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			_, _ = io.Copy(io.Discard, r.Body) // read it all, or the server never notices the client leaving
+			<-r.Context().Done()
+			gaveUp <- time.Since(start)
+		}))
+		defer silent.Close()
+		shutdown, _ := export(t, map[string]string{
+			"OTEL_EXPORTER_OTLP_ENDPOINT": silent.URL,
+			"OTEL_EXPORTER_OTLP_TIMEOUT":  "300",
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		start := time.Now()
+		err := shutdown(ctx)
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("shutdown took %s, past its context's 3 s deadline", took)
+		}
+		if err == nil {
+			t.Error("shutdown reported no error for an export that never succeeded")
+		}
+		select {
+		case d := <-gaveUp:
+			if d < 200*time.Millisecond || d > 2*time.Second {
+				t.Errorf("the exporter gave up on its request after %s, want about 300 ms", d)
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("the exporter never gave up on its request")
+		}
+	})
+}

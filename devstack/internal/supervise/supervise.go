@@ -66,7 +66,7 @@ func Run(ctx context.Context, out io.Writer, services []Service, ready func()) e
 	for i, s := range services {
 		cmd := exec.Command(s.Path, s.Args...)
 		cmd.Env = append(os.Environ(), s.Env...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a Ctrl-C in the terminal reaches us, not them
+		cmd.SysProcAttr = procAttr()
 		// Writers, not pipes: Wait returns once exec has copied all of the
 		// child's output, so its last line (its error) is never lost. A
 		// grandchild holding the pipes open delays Wait by WaitDelay at

@@ -343,6 +343,11 @@ func Markdown() string {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.name, def, secret, s.doc)
 	}
+	b.WriteString("\nTracing is configured by OpenTelemetry's standard variables, read by `shared/observe.SetupTracing`, not by this table: " +
+		"`OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (unset: tracing off), `OTEL_EXPORTER_OTLP_PROTOCOL` " +
+		"(`http/protobuf` or `grpc`), `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`, `OTEL_EXPORTER_OTLP_COMPRESSION`, " +
+		"`OTEL_SERVICE_NAME` (default `patentsvc`), `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG`, `OTEL_BSP_*`, " +
+		"`OTEL_SDK_DISABLED`. docs/operations.md, \"Tracing\", has each one and what the spans mean.\n")
 	return b.String()
 }
 

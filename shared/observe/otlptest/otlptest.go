@@ -6,6 +6,7 @@
 package otlptest
 
 import (
+	"compress/gzip"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -59,7 +60,16 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	body, err := io.ReadAll(req.Body)
+	var in io.Reader = req.Body
+	if req.Header.Get("Content-Encoding") == "gzip" { // as a collector accepts it (OTEL_EXPORTER_OTLP_COMPRESSION=gzip)
+		zr, err := gzip.NewReader(req.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		in = zr
+	}
+	body, err := io.ReadAll(in)
 	var msg collectorpb.ExportTraceServiceRequest
 	if err == nil {
 		err = proto.Unmarshal(body, &msg)
