@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/labstack/echo/v4"
@@ -30,4 +32,23 @@ func FuzzDecodeQuery(f *testing.F) {
 			t.Errorf("decodeQuery(%q) raw = %+v, want %+v", q, raw, want)
 		}
 	})
+}
+
+// TestSetLimitHeaders: both values, of any length, each in a slice of its
+// own that appending to cannot spill into the other.
+func TestSetLimitHeaders(t *testing.T) {
+	for _, tt := range []struct{ limit, remaining int }{{60, 0}, {1000000000, 999999999}, {3, 12345}} {
+		h := http.Header{}
+		setLimitHeaders(h, tt.limit, tt.remaining)
+		if got, want := h.Get("X-RateLimit-Limit"), strconv.Itoa(tt.limit); got != want {
+			t.Errorf("limit = %q, want %q", got, want)
+		}
+		if got, want := h.Get("X-RateLimit-Remaining"), strconv.Itoa(tt.remaining); got != want {
+			t.Errorf("remaining = %q, want %q", got, want)
+		}
+		h.Add("X-RateLimit-Limit", "extra")
+		if got := h.Values("X-RateLimit-Remaining"); len(got) != 1 || got[0] != strconv.Itoa(tt.remaining) {
+			t.Errorf("after adding to the limit, remaining = %q", got)
+		}
+	}
 }

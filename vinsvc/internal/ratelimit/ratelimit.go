@@ -136,8 +136,12 @@ type Limiter struct {
 	shared Shared // nil: the process's own buckets only
 
 	mu      sync.Mutex
-	buckets map[string]*bucket
+	buckets map[bucketKey]*bucket
 }
+
+// bucketKey names a bucket: a struct, not the two strings joined, so that
+// finding a bucket allocates nothing.
+type bucketKey struct{ plan, subscriber string }
 
 type bucket struct {
 	lim      *rate.Limiter
@@ -154,7 +158,7 @@ func WithShared(s Shared) Option { return func(l *Limiter) { l.shared = s } }
 
 // New returns a Limiter for plans (which must hold DefaultPlan).
 func New(plans Plans, now func() time.Time, opts ...Option) *Limiter {
-	l := &Limiter{plans: plans, now: now, buckets: make(map[string]*bucket)}
+	l := &Limiter{plans: plans, now: now, buckets: make(map[bucketKey]*bucket)}
 	for _, o := range opts {
 		o(l)
 	}
@@ -183,7 +187,7 @@ func (l *Limiter) Take(ctx context.Context, plan, subscriber string, cost int) D
 // takeLocal spends from the process's own bucket.
 func (l *Limiter) takeLocal(plan, subscriber string, limit Limit, cost int) Decision {
 	now := l.now()
-	key := plan + "\x00" + subscriber
+	key := bucketKey{plan, subscriber}
 
 	l.mu.Lock()
 	b, ok := l.buckets[key]
