@@ -61,8 +61,8 @@ func limit(l *ratelimit.Limiter, cost func(echo.Context) int) echo.MiddlewareFun
 				subscriber = "ip:" + c.RealIP()
 			}
 			d := l.Take(req.Context(), req.Header.Get(headerSubscription), subscriber, cost(c))
-			setLimitHeaders(c.Response().Header(), d.Limit, d.Remaining)
 			h := c.Response().Header()
+			setLimitHeaders(h, d.Limit, d.Remaining)
 			if !d.Allowed {
 				secs := int(math.Ceil(d.RetryAfter.Seconds()))
 				if secs < 1 {
