@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gatewayapis/shared/observe"
+	"github.com/gatewayapis/shared/observe/otlptest"
 	"github.com/gatewayapis/shared/requestid"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkTracingScope(b *testing.B) {
 		sampler sdktrace.Sampler // nil: tracing off
 	}{{"off", nil}, {"unsampled", sdktrace.NeverSample()}, {"sampled", sdktrace.AlwaysSample()}} {
 		b.Run(tt.name, func(b *testing.B) {
-			restoreGlobals(b)
+			otlptest.RestoreGlobals(b)
 			if tt.sampler != nil {
 				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardExporter{}), sdktrace.WithSampler(tt.sampler))
 				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })

@@ -25,7 +25,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	collectorpb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
@@ -41,32 +40,6 @@ const (
 	gatewaySpanID  = "00f067aa0ba902b7"
 	traceparent    = "00-" + gatewayTraceID + "-" + gatewaySpanID + "-01"
 )
-
-// restoreGlobals puts OpenTelemetry's globals back at the end of tb.
-func restoreGlobals(tb testing.TB) {
-	tb.Helper()
-	tp, prop := otel.GetTracerProvider(), otel.GetTextMapPropagator()
-	tb.Cleanup(func() {
-		// Setting the global default to itself logs a complaint.
-		if reflect.TypeOf(otel.GetTracerProvider()) != reflect.TypeOf(tp) || otel.GetTracerProvider() != tp {
-			otel.SetTracerProvider(tp)
-		}
-		if reflect.TypeOf(otel.GetTextMapPropagator()) != reflect.TypeOf(prop) {
-			otel.SetTextMapPropagator(prop)
-		}
-	})
-}
-
-// useRecorder installs a provider that samples everything and records the
-// spans, with the W3C propagator, until the end of tb.
-func useRecorder(tb testing.TB) *tracetest.SpanRecorder {
-	tb.Helper()
-	restoreGlobals(tb)
-	rec := tracetest.NewSpanRecorder()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	return rec
-}
 
 func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
 	m := map[attribute.Key]attribute.Value{}
@@ -92,7 +65,7 @@ func newTracedServer(logs io.Writer) (*echo.Echo, http.Handler) {
 }
 
 func TestTracingScope(t *testing.T) {
-	rec := useRecorder(t)
+	rec := otlptest.UseRecorder(t)
 	var logs bytes.Buffer
 	e, _ := newTracedServer(&logs)
 	for _, p := range []string{"/items/VIN123?api_key=secret", "/fail", "/missing/abc"} {
@@ -166,7 +139,7 @@ func TestTracingScope(t *testing.T) {
 }
 
 func TestTracingScopeOff(t *testing.T) {
-	restoreGlobals(t)
+	otlptest.RestoreGlobals(t)
 	// The global default provider: what a service has when SetupTracing
 	// found no endpoint.
 	otel.SetTextMapPropagator(propagation.TraceContext{})
@@ -204,7 +177,7 @@ func TestTracingScopeOff(t *testing.T) {
 // id into its log lines: an id there always names a trace the collector
 // has.
 func TestTracingScopeUnsampled(t *testing.T) {
-	rec := useRecorder(t)
+	rec := otlptest.UseRecorder(t)
 	var logs bytes.Buffer
 	var seen trace.SpanContext
 	e, _ := newTracedServer(&logs)
@@ -227,7 +200,7 @@ func TestTracingScopeUnsampled(t *testing.T) {
 }
 
 func TestTracingTransport(t *testing.T) {
-	rec := useRecorder(t)
+	rec := otlptest.UseRecorder(t)
 	var got []string
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = append(got, r.Header.Get("traceparent"))
@@ -299,7 +272,7 @@ func TestTracingTransport(t *testing.T) {
 }
 
 func TestTracingTransportError(t *testing.T) {
-	rec := useRecorder(t)
+	rec := otlptest.UseRecorder(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/x?key=secret", nil)
@@ -316,7 +289,7 @@ func TestTracingTransportError(t *testing.T) {
 }
 
 func TestTracingTransportOff(t *testing.T) {
-	restoreGlobals(t)
+	otlptest.RestoreGlobals(t)
 	base := http.DefaultTransport
 	if got := observe.TracingTransport(base); got != base {
 		t.Errorf("TracingTransport with tracing off = %T, want the base transport itself", got)
@@ -350,7 +323,7 @@ func TestTraceLogHandler(t *testing.T) {
 }
 
 func TestExemplars(t *testing.T) {
-	useRecorder(t)
+	otlptest.UseRecorder(t)
 	e, metrics := newTracedServer(io.Discard)
 	req := httptest.NewRequest(http.MethodGet, "/items/1", nil)
 	req.Header.Set("traceparent", traceparent)
@@ -387,7 +360,7 @@ func TestSetupTracingOff(t *testing.T) {
 		{"exporter none", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_TRACES_EXPORTER": "none"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			restoreGlobals(t)
+			otlptest.RestoreGlobals(t)
 			var logs bytes.Buffer
 			before := otel.GetTracerProvider()
 			shutdown, err := observe.SetupTracing(context.Background(), "svc", "v1", mapEnv(tt.env), slog.New(slog.NewJSONHandler(&logs, nil)))
@@ -420,7 +393,7 @@ func TestSetupTracingInvalid(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_BSP_SCHEDULE_DELAY": "soon"}, "OTEL_BSP_SCHEDULE_DELAY"},
 	} {
 		t.Run(tt.want, func(t *testing.T) {
-			restoreGlobals(t)
+			otlptest.RestoreGlobals(t)
 			_, err := observe.SetupTracing(context.Background(), "svc", "v1", mapEnv(tt.env), slog.New(slog.DiscardHandler))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("SetupTracing(%v) error = %v, want one naming %s", tt.env, err, tt.want)
@@ -430,7 +403,7 @@ func TestSetupTracingInvalid(t *testing.T) {
 }
 
 func TestSetupTracingExports(t *testing.T) {
-	restoreGlobals(t)
+	otlptest.RestoreGlobals(t)
 	recv := otlptest.NewReceiver(t)
 	env := map[string]string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL,
@@ -509,7 +482,7 @@ func (s *traceService) Export(_ context.Context, req *collectorpb.ExportTraceSer
 }
 
 func TestSetupTracingGRPC(t *testing.T) {
-	restoreGlobals(t)
+	otlptest.RestoreGlobals(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -546,7 +519,7 @@ func TestSetupTracingGRPC(t *testing.T) {
 // TestTracingTransportWithoutURLPath: a target whose path is its secret (a
 // Slack incoming webhook) is recorded as scheme://host only.
 func TestTracingTransportWithoutURLPath(t *testing.T) {
-	rec := useRecorder(t)
+	rec := otlptest.UseRecorder(t)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer upstream.Close()
 	client := &http.Client{Transport: observe.TracingTransport(nil, observe.WithoutURLPath())}
@@ -575,7 +548,7 @@ func TestTracingTransportWithoutURLPath(t *testing.T) {
 // export to a collector that never answers, so shutdown ends in time.
 func TestSetupTracingExportSettings(t *testing.T) {
 	export := func(t *testing.T, env map[string]string) (func(context.Context) error, *echo.Echo) {
-		restoreGlobals(t)
+		otlptest.RestoreGlobals(t)
 		env["OTEL_BSP_SCHEDULE_DELAY"] = "60000" // only shutdown's flush sends
 		shutdown, err := observe.SetupTracing(context.Background(), "vinsvc", "1.2.3", mapEnv(env), slog.New(slog.DiscardHandler))
 		if err != nil {

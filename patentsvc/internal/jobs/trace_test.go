@@ -8,13 +8,12 @@ import (
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gatewayapis/patentsvc/internal/jobs"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/shared/observe/otlptest"
 )
 
 // TestRunSpanLinksSubmitter: Submit stores the submitting span's
@@ -26,17 +25,14 @@ import (
 // other tests submit outside any span, and this test keeps only the runs
 // of its own jobs.
 func TestRunSpanLinksSubmitter(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()) })
+	rec := otlptest.UseRecorder(t)
 	st := storetest.Open(t, store.SQLite, time.Now)
 	g := &gateBatcher{release: make(chan struct{}, 2)}
 	g.release <- struct{}{}
 	g.release <- struct{}{}
 	r := jobs.NewRunner(t.Context(), st, g, "proc-1", 1, nil, slog.New(slog.DiscardHandler))
 
-	reqCtx, req := tp.Tracer("test").Start(context.Background(), "POST /analyze/batch/async")
+	reqCtx, req := otel.Tracer("test").Start(context.Background(), "POST /analyze/batch/async")
 	traced, err := r.Submit(reqCtx, 1, []patent.CompanyName{"Acme"}, 1, "m")
 	req.End()
 	if err != nil {

@@ -7,14 +7,11 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/propagation"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/serpapi"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
+	"github.com/gatewayapis/shared/observe/otlptest"
 )
 
 // TestSearchSpans checks the client spans of a search with tracing on: one
@@ -26,19 +23,12 @@ import (
 // transport reads it when built); the test keeps only the spans under its
 // own parent.
 func TestSearchSpans(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-	t.Cleanup(func() {
-		otel.SetTracerProvider(noop.NewTracerProvider())
-		otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator())
-	})
+	rec := otlptest.UseRecorder(t)
 	fake := serpapitest.New(t)
 	fake.Script(serpapitest.Unavailable())
 	c := serpapi.NewClient(fake.BaseURL(), testKey, 5*time.Second, 1, discardLogger())
 
-	ctx, parent := tp.Tracer("test").Start(context.Background(), "parent")
+	ctx, parent := otel.Tracer("test").Start(context.Background(), "parent")
 	if _, err := c.Search(ctx, patent.SearchQuery{Company: serpapitest.CompanyKraft}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,12 +8,11 @@ import (
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/shared/observe/otlptest"
 )
 
 // TestStatementSpans checks the statements' spans: one per statement under
@@ -24,13 +23,10 @@ import (
 // The recorder is installed as the global tracer provider; the other tests
 // of the package make no span (their statements run outside any span).
 func TestStatementSpans(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()) })
+	rec := otlptest.UseRecorder(t)
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-		ctx, parent := tp.Tracer("test").Start(context.Background(), "parent "+t.Name())
+		ctx, parent := otel.Tracer("test").Start(context.Background(), "parent "+t.Name())
 		j, err := s.CreateJob(ctx, patent.Job{ID: "job-" + strings.ReplaceAll(t.Name(), "/", "-"), Companies: []string{"Secret Corp"},
 			MaxWorkers: 1, Model: "m", TraceParent: traceparent}, "owner-secret", time.Minute)
 		parent.End()

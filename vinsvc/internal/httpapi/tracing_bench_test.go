@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/gatewayapis/shared/observe/otlptest"
 	"github.com/gatewayapis/vinsvc/internal/vpic/vpictest"
 )
 
@@ -114,15 +115,11 @@ func serveHit(b *testing.B, h http.Handler, req *http.Request) {
 // over a discarding exporter until the end of tb, as SetupTracing would.
 func useProvider(tb testing.TB, ratio float64) {
 	tb.Helper()
-	prevTP, prevProp := otel.GetTracerProvider(), otel.GetTextMapPropagator()
+	otlptest.RestoreGlobals(tb)
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(discardExporter{}),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	tb.Cleanup(func() {
-		_ = tp.Shutdown(context.Background())
-		otel.SetTracerProvider(prevTP)
-		otel.SetTextMapPropagator(prevProp)
-	})
+	tb.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 }
