@@ -7,9 +7,12 @@
 //     renders it through a service-specific renderer.
 //   - requestid: the X-Request-Id middleware and the request-scoped logger.
 //   - observe: the access log, Prometheus HTTP metrics and panic recovery,
-//     and OpenTelemetry tracing: SetupTracing from the OTEL_* variables,
-//     server spans (TracingScope, through requestid.Middleware), client spans (TracingTransport) and
-//     trace_id/span_id on log lines (TraceLogHandler).
+//     the services' JSON log handler (NewLogHandler: trace_id/span_id on
+//     a sampled request's lines, the access line written without slog's
+//     per-record work) and its batching writer (LogWriter), and
+//     OpenTelemetry tracing: SetupTracing from the OTEL_* variables, server
+//     spans (TracingScope, through requestid.Middleware) and client spans
+//     (TracingTransport).
 //   - route: route middleware applied once, at registration, not by Echo
 //     on every request.
 //   - graceful: serving an http.Server until a context ends, then draining it.

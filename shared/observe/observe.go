@@ -174,33 +174,44 @@ func Middleware(logger *slog.Logger, m *Metrics) echo.MiddlewareFunc {
 			end := v.StartTime.Add(v.Latency)
 			m.observe(ctx, route, method, v.Status, v.Latency, end)
 
-			level := slog.LevelInfo
+			line := accessLine{end: end, level: slog.LevelInfo, requestID: requestid.FromContext(ctx),
+				method: method, route: route, status: v.Status, latency: v.Latency, path: v.URIPath}
 			if v.Status >= http.StatusInternalServerError {
-				level = slog.LevelWarn
+				line.level = slog.LevelWarn
 			}
-			attrs := [...]slog.Attr{
-				slog.String("request_id", requestid.FromContext(ctx)),
-				slog.String("method", method),
-				slog.String("route", route),
-				slog.Int("status", v.Status),
-				slog.Float64("latency_ms", float64(v.Latency.Microseconds())/1000),
-				{},
-			}
-			n := 5 // five attributes fit in a slog.Record without allocating
-			if route == UnmatchedRoute {
-				attrs[5], n = slog.String("path", v.URIPath), 6
-			}
-			if h := logger.Handler(); h.Enabled(ctx, level) {
-				// The record without a caller's pc: logger.LogAttrs would
-				// walk the stack for one (runtime.Callers) on every
-				// request, for a source the access line never shows.
-				r := slog.NewRecord(end, level, "request", 0)
-				r.AddAttrs(attrs[:n]...)
-				_ = h.Handle(ctx, r) // as LogAttrs: a handler's error goes nowhere
+			// As LogAttrs: a handler's error goes nowhere.
+			if h := logger.Handler(); !h.Enabled(ctx, line.level) {
+				return nil
+			} else if lh, ok := h.(*logHandler); ok {
+				_ = lh.writeAccess(ctx, &line)
+			} else {
+				_ = h.Handle(ctx, line.record())
 			}
 			return nil
 		},
 	})
+}
+
+// record is the access line as a slog record, for a handler other than
+// NewLogHandler's. It has no caller's pc: logger.LogAttrs would walk the
+// stack for one (runtime.Callers) on every request, for a source the
+// access line never shows.
+func (l *accessLine) record() slog.Record {
+	attrs := [...]slog.Attr{
+		slog.String("request_id", l.requestID),
+		slog.String("method", l.method),
+		slog.String("route", l.route),
+		slog.Int("status", l.status),
+		slog.Float64("latency_ms", latencyMillis(l.latency)),
+		{},
+	}
+	n := 5 // five attributes fit in a slog.Record without allocating
+	if l.route == UnmatchedRoute {
+		attrs[5], n = slog.String("path", l.path), 6
+	}
+	r := slog.NewRecord(l.end, l.level, "request", 0)
+	r.AddAttrs(attrs[:n]...)
+	return r
 }
 
 // Recover turns a panic into an error that flows to Echo's error handler (a

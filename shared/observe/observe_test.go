@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -131,6 +132,67 @@ func TestMetricsConcurrentSeries(t *testing.T) {
 	} {
 		if !strings.Contains(w.Body.String(), want) {
 			t.Errorf("metrics lack %s:\n%s", want, w.Body.String())
+		}
+	}
+}
+
+// TestLogHandlerAccessLines: through NewLogHandler, Middleware writes the
+// same access lines as through slog's JSON handler (time and latency
+// aside), a logger derived with With keeps its attributes on them, and
+// the lines written at once from many requests and other log calls come
+// out whole (run with -race: the two ways share one writer).
+func TestLogHandlerAccessLines(t *testing.T) {
+	serve := func(logger *slog.Logger) {
+		e := echo.New()
+		e.Use(requestid.Middleware(logger))
+		e.Use(observe.Middleware(logger, observe.NewMetrics(observe.NewRegistry())))
+		e.GET("/items/:id", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+		e.GET("/fail", func(c echo.Context) error { return c.NoContent(http.StatusBadGateway) })
+		for _, p := range []string{"/items/1", "/fail", "/missing/\"x\"%0A\u2028"} {
+			req := httptest.NewRequest(http.MethodGet, p, nil)
+			req.Header.Set(requestid.Header, "id-1")
+			e.ServeHTTP(httptest.NewRecorder(), req)
+		}
+	}
+	mask := regexp.MustCompile(`"time":"[^"]*"|"latency_ms":[0-9.e-]+`)
+	for _, demo := range []bool{false, true} {
+		var fast, plain bytes.Buffer
+		fastLogger := slog.New(observe.NewLogHandler(&fast, nil))
+		plainLogger := slog.New(observe.TraceLogHandler(slog.NewJSONHandler(&plain, nil)))
+		if demo {
+			fastLogger, plainLogger = fastLogger.With("demo", true), plainLogger.With("demo", true)
+		}
+		serve(fastLogger)
+		serve(plainLogger)
+		got, want := mask.ReplaceAllString(fast.String(), "•"), mask.ReplaceAllString(plain.String(), "•")
+		if got != want || strings.Count(got, `"msg":"request"`) != 3 {
+			t.Errorf("demo %v: access lines through NewLogHandler:\n%s\nwant, as slog writes them:\n%s", demo, got, want)
+		}
+	}
+
+	var out bytes.Buffer
+	logger := slog.New(observe.NewLogHandler(&out, slog.LevelInfo))
+	e := echo.New()
+	e.Use(requestid.Middleware(logger))
+	e.Use(observe.Middleware(logger, observe.NewMetrics(observe.NewRegistry())))
+	e.GET("/items/:id", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/items/1", nil))
+				logger.Info("between requests", "n", 1)
+			}
+		})
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 800 {
+		t.Fatalf("%d lines, want 800", len(lines))
+	}
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("line %q is not JSON: two writes interleaved", l)
 		}
 	}
 }

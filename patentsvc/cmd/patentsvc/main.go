@@ -176,8 +176,8 @@ func command(ctx context.Context, args []string, getenv func(string) string, std
 // newLogger returns the JSON logger at LOG_LEVEL, having logged the
 // effective configuration and what it leaves off.
 func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
-	// Lines logged with a traced context carry trace_id and span_id.
-	logger := slog.New(observe.TraceLogHandler(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	// JSON lines; those of a sampled request carry its trace_id and span_id.
+	logger := slog.New(observe.NewLogHandler(stdout, cfg.LogLevel))
 	if cfg.Demo { // every line says it comes from make demo
 		logger = logger.With("demo", true)
 	}

@@ -170,8 +170,8 @@ func newHTTPServer(handler http.Handler, logger *slog.Logger, maxCall time.Durat
 // newLogger returns the service's JSON logger on stdout and logs the
 // effective configuration once.
 func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
-	// Lines logged inside a traced request carry its trace_id and span_id.
-	logger := slog.New(observe.TraceLogHandler(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	// JSON lines; those of a sampled request carry its trace_id and span_id.
+	logger := slog.New(observe.NewLogHandler(stdout, cfg.LogLevel))
 	if cfg.Demo { // every line says it comes from make demo
 		logger = logger.With("demo", true)
 	}
