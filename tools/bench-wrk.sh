@@ -6,9 +6,15 @@
 #   vinsvc-limits  vinsvc as in production: rate limits on (a plan too large
 #                  ever to refuse), the gateway headers, REDIS_URL unset
 #   vinsvc-nolim   the same with RATE_LIMITS=off
+#   vinsvc-minimal the same with RATE_LIMITS=off and LOG_LEVEL=warn (no
+#                  limiter, no access line): the service's other work only
 #   bare           a bare net/http handler (tools/benchbare) writing the
 #                  response vinsvc wrote (status, headers, body, captured
 #                  with curl), checking nothing
+#   echo-floor     the same response from an Echo route without middleware,
+#                  on a server with vinsvc's timeouts (tools/benchbare
+#                  echo): the framework and the production server settings,
+#                  before any of the service's own work
 #   nginx          nginx with proxy_cache in front of vinsvc-limits, answering
 #                  from its cache behind the same proxy-secret check
 #                  (worker_processes 2, access log on): what an operator
@@ -47,7 +53,7 @@ WARMUP=${WARMUP:-3s}
 VIN=1HGCM82633A004352
 SECRET=bench-proxy-secret
 PLAN=BENCH
-SERVERS=(vinsvc-limits vinsvc-nolim bare nginx vinsvc-redis vinsvc-trace01 vinsvc-trace1)
+SERVERS=(vinsvc-limits vinsvc-nolim vinsvc-minimal bare echo-floor nginx vinsvc-redis vinsvc-trace01 vinsvc-trace1)
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 fixture=$root/vinsvc/internal/vpic/vpictest/testdata/decode_$VIN.json
@@ -105,8 +111,8 @@ echo "== building vinsvc and tools/benchbare"
 (cd "$root" && go build -o "$work/vinsvc" ./vinsvc/cmd/vinsvc)
 GOWORK=off go -C "$root/tools" build -o "$work/benchbare" ./benchbare
 
-ports=$("$work/benchbare" ports 9)
-read -r p_vpic p_limits p_nolim p_bare p_nginx p_redis p_sink p_trace01 p_trace1 <<<"$(echo $ports)"
+ports=$("$work/benchbare" ports 11)
+read -r p_vpic p_limits p_nolim p_bare p_nginx p_redis p_sink p_trace01 p_trace1 p_minimal p_echo <<<"$(echo $ports)"
 
 # wait_http URL: until URL answers (any status), at most 10 s.
 wait_http() {
@@ -159,7 +165,9 @@ url_of() {
 	case $1 in
 	vinsvc-limits) echo "http://127.0.0.1:$p_limits" ;;
 	vinsvc-nolim) echo "http://127.0.0.1:$p_nolim" ;;
+	vinsvc-minimal) echo "http://127.0.0.1:$p_minimal" ;;
 	bare) echo "http://127.0.0.1:$p_bare" ;;
+	echo-floor) echo "http://127.0.0.1:$p_echo" ;;
 	nginx) echo "http://127.0.0.1:$p_nginx" ;;
 	vinsvc-redis) echo "http://127.0.0.1:$p_redis" ;;
 	vinsvc-trace01) echo "http://127.0.0.1:$p_trace01" ;;
@@ -176,12 +184,13 @@ limits="$PLAN=1000000000/1s,default=60/1m" # a billion a second: never refuses
 start vpic "$work/benchbare" vpic "127.0.0.1:$p_vpic" "$fixture"
 start_vinsvc vinsvc-limits "$p_limits" "$limits"
 start_vinsvc vinsvc-nolim "$p_nolim" off
+start_vinsvc vinsvc-minimal "$p_minimal" off "" LOG_LEVEL=warn
 start_vinsvc vinsvc-redis "$p_redis" "$limits" redis://127.0.0.1:6379/0
 start sink "$work/benchbare" sink "127.0.0.1:$p_sink"
 tracing=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$p_sink" OTEL_TRACES_SAMPLER=parentbased_traceidratio)
 start_vinsvc vinsvc-trace01 "$p_trace01" "$limits" "" "${tracing[@]}" OTEL_TRACES_SAMPLER_ARG=0.1
 start_vinsvc vinsvc-trace1 "$p_trace1" "$limits" "" "${tracing[@]}" OTEL_TRACES_SAMPLER_ARG=1.0
-for s in vinsvc-limits vinsvc-nolim vinsvc-redis vinsvc-trace01 vinsvc-trace1; do
+for s in vinsvc-limits vinsvc-nolim vinsvc-minimal vinsvc-redis vinsvc-trace01 vinsvc-trace1; do
 	wait_http "$(url_of $s)/livez"
 	if [ -n "$snapshot" ]; then # loaded in the background: wait for it
 		for _ in $(seq 600); do
@@ -197,6 +206,8 @@ done
 curl -sfi "${headers[@]}" "$(url_of vinsvc-limits)$path" >"$work/response.http"
 grep -qi '^x-cache: HIT' "$work/response.http" || { echo "vinsvc did not answer from its cache:"; cat "$work/response.http"; exit 1; }
 start bare "$work/benchbare" bare "127.0.0.1:$p_bare" "$work/response.http"
+start echo-floor "$work/benchbare" echo "127.0.0.1:$p_echo" "$work/response.http"
+wait_http "$(url_of bare)/" && wait_http "$(url_of echo-floor)/"
 
 mkdir -p "$work/nginx/cache"
 nginx_user=""
@@ -349,6 +360,9 @@ awk -v servers="${SERVERS[*]}" '
 		printf "%-44s %s\n", "vinsvc-limits / bare, CPU per request", ratio("vinsvc-limits", "bare", 4)
 		printf "%-44s %s\n", "vinsvc-nolim / bare, req/s", ratio("vinsvc-nolim", "bare", 1)
 		printf "%-44s %s\n", "vinsvc-nolim / bare, p99", ratio("vinsvc-nolim", "bare", 3)
+		printf "%-44s %s\n", "vinsvc-minimal / bare, req/s", ratio("vinsvc-minimal", "bare", 1)
+		printf "%-44s %s\n", "echo-floor / bare, req/s", ratio("echo-floor", "bare", 1)
+		printf "%-44s %s\n", "vinsvc-limits / echo-floor, req/s", ratio("vinsvc-limits", "echo-floor", 1)
 		printf "%-44s %s\n", "vinsvc-limits / nginx, req/s (>= 0.80)", ratio("vinsvc-limits", "nginx", 1)
 		printf "%-44s %s\n", "vinsvc-limits / nginx, p99", ratio("vinsvc-limits", "nginx", 3)
 		printf "%-44s %s\n", "vinsvc-redis - vinsvc-limits, p99 (<= +1 ms)", diff("vinsvc-redis", "vinsvc-limits", 3)

@@ -10,6 +10,12 @@
 //	                               (as `curl -si` prints it: status line,
 //	                               headers, body) to every request, checking
 //	                               nothing
+//	benchbare echo ADDR RESPONSE   the same response from an Echo route
+//	                               (GET /v1/decode, no middleware) on a
+//	                               server with vinsvc's timeouts: what the
+//	                               framework and the production server
+//	                               settings cost before any of the
+//	                               service's own work
 //	benchbare vpic ADDR FIXTURE    answer every request with the vPIC JSON
 //	                               in file FIXTURE
 //	benchbare ports N              print N free TCP ports of 127.0.0.1
@@ -29,6 +35,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/labstack/echo/v4"
 )
 
 func main() {
@@ -54,7 +62,7 @@ func run(args []string, stdout io.Writer) error {
 		}))
 	}
 	if len(args) != 3 {
-		return errors.New("usage: benchbare bare ADDR RESPONSE | vpic ADDR FIXTURE | ports N")
+		return errors.New("usage: benchbare bare|echo ADDR RESPONSE | vpic ADDR FIXTURE | ports N | sink ADDR")
 	}
 	raw, err := os.ReadFile(args[2])
 	if err != nil {
@@ -64,6 +72,10 @@ func run(args []string, stdout io.Writer) error {
 	switch args[0] {
 	case "bare":
 		h, err = bare(raw)
+	case "echo":
+		if h, err = bare(raw); err == nil {
+			return serveEcho(args[1], h)
+		}
 	case "vpic":
 		h = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -80,6 +92,20 @@ func run(args []string, stdout io.Writer) error {
 
 func serve(addr string, h http.Handler) error {
 	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	return srv.ListenAndServe()
+}
+
+// serveEcho serves h as Echo's GET /v1/decode handler, with the timeouts
+// vinsvc's server has (shared/graceful.NewServer and vinsvc's main: header
+// and whole-request reads 10 s, writes bounded, idle connections 120 s).
+// net/http then sets a read deadline and a write deadline per request and
+// an idle deadline between requests, where bare's server sets only the
+// header timeout.
+func serveEcho(addr string, h http.Handler) error {
+	e := echo.New()
+	e.GET("/v1/decode", echo.WrapHandler(h))
+	srv := &http.Server{Addr: addr, Handler: e, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	return srv.ListenAndServe()
 }
 
