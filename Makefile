@@ -153,7 +153,7 @@ bench: ## run the benchmarks (loopback throughput vs bare Echo, 50-VIN batch, 1M
 bench-snapshot: vpic-snapshot ## the Go snapshot decoder vs corgi's own decode of the same VINs (node), with the ratios
 	tools/bench-snapshot.sh $(VPIC_SNAPSHOT_PATH)
 
-bench-wrk: ## cache-hit decode under wrk: vinsvc (limits, Redis, tracing at 0.1 and 1.0) vs a bare net/http handler vs nginx proxy_cache, with the ratios (5 min; installs wrk, nginx)
+bench-wrk: ## cache-hit decode under wrk: vinsvc (limits, Redis, tracing at 0.1 and 1.0) vs a bare net/http handler, a bare Echo route and nginx proxy_cache, with the ratios (7 min; installs wrk, nginx)
 	$(ensure-snapshot)
 	tools/bench-wrk.sh
 
