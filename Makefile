@@ -20,6 +20,7 @@ FUZZ_TARGETS := \
 	vinsvc:./internal/vin/:FuzzParse vinsvc:./internal/vpic/:FuzzParse vinsvc:./internal/cache/:FuzzRecord \
 	vinsvc:./internal/httpapi/:FuzzParseBatchBody vinsvc:./internal/httpapi/:FuzzAppendResult vinsvc:./internal/vpicdb/:FuzzDecode \
 	vinsvc:./internal/httpapi/:FuzzDecodeQuery vinsvc:./internal/cluster/:FuzzDecodeEntry \
+	shared:./observe/:FuzzAccessLine shared:./observe/:FuzzJSONFloat \
 	patentsvc:./internal/patent/:FuzzParseCompanyName patentsvc:./internal/auth/:FuzzParse \
 	patentsvc:./internal/pdf/:FuzzExtract patentsvc:./internal/serpapi/:FuzzParseAnswer \
 	patentsvc:./internal/llm/:FuzzParseCompletion patentsvc:./internal/llm/:FuzzGatewayMessage \
