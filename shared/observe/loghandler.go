@@ -15,7 +15,7 @@ import (
 )
 
 // NewLogHandler returns the services' log handler: slog's JSON handler on
-// w at level, with the trace ids of a sampled request on its lines
+// w at level (nil: INFO), with the trace ids of a sampled request on its lines
 // (TraceLogHandler), and a faster way for Middleware to write the access
 // line.
 //
@@ -30,9 +30,6 @@ import (
 // slog as before.
 func NewLogHandler(w io.Writer, level slog.Leveler) slog.Handler {
 	lw := &lockedWriter{w: w}
-	if level == nil {
-		level = slog.LevelInfo
-	}
 	return &logHandler{
 		traceLogHandler: traceLogHandler{slog.NewJSONHandler(lw, &slog.HandlerOptions{Level: level})},
 		w:               lw,

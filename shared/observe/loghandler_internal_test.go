@@ -6,10 +6,17 @@ import (
 	"encoding/json"
 	"log/slog"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gatewayapis/shared/requestid"
 )
 
 // FuzzAccessLine: the access line NewLogHandler writes is, byte for byte,
@@ -56,6 +63,40 @@ func FuzzAccessLine(f *testing.F) {
 		}
 	})
 }
+
+// TestMiddlewareWritesAccessLineItself: through NewLogHandler's handler
+// the access line does not go through slog (the inner handler here
+// records every record it is given); every other line does.
+func TestMiddlewareWritesAccessLineItself(t *testing.T) {
+	var out bytes.Buffer
+	inner := &recordingHandler{}
+	h := &logHandler{traceLogHandler: traceLogHandler{inner}, w: &lockedWriter{w: &out}}
+	logger := slog.New(h)
+	e := echo.New()
+	e.Use(requestid.Middleware(logger))
+	e.Use(Middleware(logger, NewMetrics(prometheus.NewRegistry())))
+	e.GET("/items/:id", func(c echo.Context) error {
+		logger.Info("in the handler")
+		return c.NoContent(http.StatusNoContent)
+	})
+	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/items/1", nil))
+	if !strings.Contains(out.String(), `"msg":"request","request_id":`) || strings.Count(out.String(), "\n") != 1 {
+		t.Errorf("written directly: %q, want the one access line", out.String())
+	}
+	if len(inner.msgs) != 1 || inner.msgs[0] != "in the handler" {
+		t.Errorf("through slog: %q, want only the handler's own line", inner.msgs)
+	}
+}
+
+type recordingHandler struct{ msgs []string }
+
+func (*recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recordingHandler) Handle(_ context.Context, rec slog.Record) error {
+	r.msgs = append(r.msgs, rec.Message)
+	return nil
+}
+func (r *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *recordingHandler) WithGroup(string) slog.Handler      { return r }
 
 // FuzzJSONFloat: appendJSONFloat writes a finite float64 as encoding/json
 // (and so slog's JSON handler) does.
