@@ -75,7 +75,7 @@ var importRules = []importRule{
 	{"export", roleCore, []string{"patent"}},    // core service: CSV and PDF downloads
 	{"ratelimit", roleCore, []string{"patent"}}, // core service: per-IP windows and counters
 	{"analysis", roleCore, []string{"patent"}},  // core service: company name to stored analysis, batches
-	{"jobs", roleCore, []string{"patent"}},      // core service: asynchronous batches as leased rows
+	{"jobs", roleCore, []string{"patent"}},      // core service: asynchronous batches, started fairly from the work queue
 	{"schedule", roleCore, []string{"patent"}},  // core service: re-analysis of tracked companies, alerts
 
 	{"pdf", roleAdapter, []string{"patent"}},      // adapter: PDF sections (ledongthuc/pdf), OCR of scans (tesseract)
@@ -84,6 +84,7 @@ var importRules = []importRule{
 	{"llm", roleAdapter, []string{"patent"}},      // adapter: the LLM gateway
 	{"pdfstore", roleAdapter, []string{"patent"}}, // adapter: PDF blobs (directory or S3), downloads
 	{"webhook", roleAdapter, []string{"patent"}},  // adapter: outbound webhooks
+	{"queue", roleAdapter, []string{"patent"}},    // adapter: the work queue (River) every replica drains
 
 	{"config", roleConfig, []string{"patent"}}, // config: the environment, parsed and checked
 

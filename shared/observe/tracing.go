@@ -129,6 +129,30 @@ func StartSpan(ctx context.Context, name string) (context.Context, trace.Span) {
 	return parent.TracerProvider().Tracer(TracerName).Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
 }
 
+// TraceParent is the W3C traceparent of the span in ctx, "" when there is
+// none: stored with work that outlives its request (a job, a tracked
+// company's first run), whose run then links its root span to the request
+// (LinkTo) instead of keeping the request's trace open for minutes.
+func TraceParent(ctx context.Context) string {
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	return carrier.Get("traceparent")
+}
+
+// LinkTo is a link to the span a traceparent names; ok is false when the
+// traceparent is empty or not valid.
+func LinkTo(traceparent string) (trace.Link, bool) {
+	if traceparent == "" {
+		return trace.Link{}, false
+	}
+	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": traceparent})
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return trace.Link{}, false
+	}
+	return trace.Link{SpanContext: sc}, true
+}
+
 // TracingScope starts a server span per request, named
 // "<METHOD> <route template>" (e.g. "GET /v1/decode", "GET
 // /analyze/{company_name}"; "<METHOD> unmatched" when no route matched,

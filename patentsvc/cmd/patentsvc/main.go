@@ -31,6 +31,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/llm"
 	"github.com/gatewayapis/patentsvc/internal/pdf"
 	"github.com/gatewayapis/patentsvc/internal/pdfstore"
+	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
 	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/serpapi"
@@ -75,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 
 	// Stores.
-	st, err := store.Open(ctx, storeDialect(cfg.Database), cfg.Database.DSN.Reveal(), storePool(cfg), logger, time.Now)
+	st, err := store.Open(ctx, storeDialect(cfg.Database), cfg.Database.DSN.Reveal(), storePool(cfg), logger, time.Now, queue.Migrate)
 	if err != nil {
 		return err
 	}
@@ -92,8 +93,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	analyzer := newAnalyzer(cfg, st, blobs, newExtractor(ctx, cfg.PDFOCR, logger), logger)
 	hooks := newWebhooks(ctx, cfg, st, logger)
-	runner := jobs.NewRunner(ctx, st, analyzer, jobs.OwnerID(), cfg.JobsMaxConcurrent, hooks.JobDeliveries, logger)
-	sched, err := newScheduler(ctx, cfg, st, analyzer, hooks, logger)
+	defer hooks.Close()
+	runner, sched, work, err := newWork(ctx, cfg, st, analyzer, hooks, logger)
 	if err != nil {
 		return err
 	}
@@ -103,26 +104,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	reg := observe.NewRegistry()
 	hooks.RegisterMetrics(reg)
 	handler := httpapi.NewServer(logger, serverOptions(cfg, sched, pdfFonts), authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
-	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
+	ln, err := listenAndWork(ctx, cfg.Port, work, sched)
 	if err != nil {
-		_ = sched.Shutdown(ctx)
-		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
+		return err
 	}
 	srv := graceful.NewServer(handler, logger, httpapi.WriteTimeout)
 
-	// Background loops, on a context that ends with ctx or a serving failure.
+	// Background loops, on a context that ends with ctx or a serving
+	// failure; the schedule's ticks until its Shutdown.
 	stopLoops := startLoops(ctx, cfg, st, limits, runner, hooks, logger)
 	defer stopLoops()
 	sched.Start()
 
 	// Serve until SIGTERM/SIGINT, then shut down in reverse order, every
-	// step within SHUTDOWN_TIMEOUT of the signal: the HTTP server drains,
-	// the work in progress finishes (the loops renew its leases meanwhile),
-	// the loops stop, the queued spans are exported, the database closes
-	// (deferred above).
+	// step within SHUTDOWN_TIMEOUT of the signal: HTTP drains, the ticks
+	// stop, the queue's work finishes (or is cut at the deadline and runs
+	// again on another replica), the loops stop, the spans are exported,
+	// the database closes (deferred above).
 	drain, stopDrain, serveErr := graceful.Run(ctx, cfg.ShutdownTimeout, srv, ln, logger)
 	defer stopDrain()
-	waitForWork(drain, sched, runner, hooks, logger)
+	waitForWork(drain, sched, work, logger)
 	stopLoops()
 	flushTraces(drain, stopTracing, logger)
 	if serveErr != nil {
@@ -132,9 +133,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return nil
 }
 
+// listenAndWork listens on port and starts the queue's workers, which run
+// in a context of their own until its Shutdown; when either fails, the
+// scheduler is shut down and the error returned.
+func listenAndWork(ctx context.Context, port int, work *queue.Queue, sched *schedule.Scheduler) (net.Listener, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(port)))
+	if err != nil {
+		_ = sched.Shutdown(ctx)
+		return nil, fmt.Errorf("listen on port %d: %w", port, err)
+	}
+	if err := work.Start(context.WithoutCancel(ctx)); err != nil {
+		ln.Close()
+		_ = sched.Shutdown(ctx)
+		return nil, err
+	}
+	return ln, nil
+}
+
 // startLoops starts the background loops (rate-limit janitor, tracking
-// history pruner, job leases, webhook deliveries) on a context that ends
-// with ctx or when the returned stop is called; stop waits for them.
+// history pruner, the sweeps of jobs and webhook deliveries) on a context
+// that ends with ctx or when the returned stop is called; stop waits for
+// them.
 func startLoops(ctx context.Context, cfg config.Config, st *store.Store, limits httpapi.Limits, runner *jobs.Runner,
 	hooks *webhook.Dispatcher, logger *slog.Logger) (stop func()) {
 	bg, cancel := context.WithCancel(ctx)
@@ -271,11 +290,73 @@ func newExtractor(ctx context.Context, mode string, logger *slog.Logger) *pdf.Ex
 }
 
 // newWebhooks builds the webhook dispatcher: it composes the deliveries
-// that the store keeps with their alert or job end, and delivers the
-// stored ones from this replica (claims named by a process id of its own).
+// that the store keeps with their alert or job end, and makes the attempts
+// their units in the queue ask for.
 func newWebhooks(ctx context.Context, cfg config.Config, st *store.Store, logger *slog.Logger) *webhook.Dispatcher {
 	return webhook.New(ctx, webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret.Reveal(), Timeout: cfg.WebhookTimeout,
-		Schedule: cfg.WebhookRetrySchedule, Owner: jobs.OwnerID()}, st, logger)
+		Schedule: cfg.WebhookRetrySchedule}, st, logger)
+}
+
+// newWork builds the queued work: the job runner, the scheduler (nil when
+// disabled) and the work queue (River) that runs their units and the
+// webhook deliveries, drained by every replica; the store queues the units
+// from then on. On SQLite it also fails the jobs the previous process left
+// running.
+func newWork(ctx context.Context, cfg config.Config, st *store.Store, an *analysis.Analyzer, hooks *webhook.Dispatcher,
+	logger *slog.Logger) (*jobs.Runner, *schedule.Scheduler, *queue.Queue, error) {
+	runner := jobs.NewRunner(jobs.Config{MaxPerUser: cfg.JobsMaxPerUser, Timeout: cfg.JobsTimeout}, st, an, hooks.JobDeliveries, logger, time.Now)
+	sched, err := newScheduler(ctx, cfg, st, an, hooks, logger)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	work, err := newQueue(ctx, cfg, st, runner, sched, hooks, logger)
+	if err == nil {
+		st.UseQueue(work)
+		err = failLeftRunning(ctx, st, runner)
+	}
+	if err != nil {
+		_ = sched.Shutdown(ctx)
+		return nil, nil, nil, err
+	}
+	return runner, sched, work, nil
+}
+
+// newQueue builds the work queue on the store's pool: every replica works
+// the webhook deliveries; the jobs when the analyzer is configured, up to
+// JOBS_MAX_CONCURRENT; the scheduled runs when the scheduler is enabled,
+// up to SCHEDULE_MAX_CONCURRENT. Each unit's timeout is its work's own
+// with a margin, so the work ends (and is recorded) first.
+func newQueue(ctx context.Context, cfg config.Config, st *store.Store, runner *jobs.Runner, sched *schedule.Scheduler,
+	hooks *webhook.Dispatcher, logger *slog.Logger) (*queue.Queue, error) {
+	db, err := st.SQL()
+	if err != nil {
+		return nil, err
+	}
+	qc := queue.Config{Dialect: queue.SQLite, DeliveryWorkers: webhook.Workers,
+		ScheduledTimeout: cfg.ScheduleRunTimeout + schedule.EndGrace, JobTimeout: cfg.JobsTimeout + jobs.EndGrace,
+		DeliveryTimeout: cfg.WebhookTimeout + webhook.UnitMargin}
+	if st.Dialect() == store.Postgres {
+		qc.Dialect, qc.ListenDSN = queue.Postgres, cfg.Database.DSN.Reveal()
+	}
+	h := queue.Handlers{Delivery: hooks.Deliver}
+	if len(cfg.AnalyzerMissing()) == 0 {
+		qc.JobWorkers, h.JobStart = cfg.JobsMaxConcurrent, runner.Work
+	}
+	if sched != nil {
+		qc.ScheduledWorkers, h.ScheduledRun = cfg.ScheduleMaxConcurrent, sched.Run
+	}
+	return queue.New(ctx, db, qc, h, logger)
+}
+
+// failLeftRunning fails the jobs a previous process left running, when
+// this process is the only one there is (SQLite; decisions.md, the
+// spec's start-up rule). On PostgreSQL another replica may be running
+// them; the queue runs a dead replica's jobs again.
+func failLeftRunning(ctx context.Context, st *store.Store, runner *jobs.Runner) error {
+	if st.Dialect() != store.SQLite {
+		return nil
+	}
+	return runner.FailRunning(ctx)
 }
 
 // newScheduler builds the tracked-company scheduler, or returns nil (a
@@ -291,8 +372,8 @@ func newScheduler(ctx context.Context, cfg config.Config, st *store.Store, an *a
 		return nil, nil
 	}
 	return schedule.New(ctx, schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, StopTimeout: cfg.ShutdownTimeout,
-		RetryBase: cfg.ScheduleRetryBase},
-		st, an, st.Elector(), hooks.AlertDeliveries, logger, time.Now)
+		RetryBase: cfg.ScheduleRetryBase, Timeout: cfg.ScheduleRunTimeout},
+		st, an, hooks.AlertDeliveries, logger, time.Now)
 }
 
 // sharedLimits returns the store of the rate-limit windows: the database on
@@ -326,7 +407,6 @@ func serverOptions(cfg config.Config, sched *schedule.Scheduler, pdfFonts *expor
 		AnalyzerMissing: cfg.AnalyzerMissing(),
 		Demo:            cfg.Demo,
 		Scheduler:       sched.State,
-		RunNow:          sched.RunNow,
 		PDF:             export.PDFOptions{Fonts: pdfFonts},
 	}
 }
@@ -376,18 +456,15 @@ func orNone(path string) string {
 	return strconv.Quote(path)
 }
 
-// waitForWork lets the work in progress finish within drain: the
-// scheduler's dispatch, the jobs, the webhook attempts in flight (the
-// deliveries not yet sent stay stored, for the next process).
-func waitForWork(drain context.Context, sched *schedule.Scheduler, runner *jobs.Runner, hooks *webhook.Dispatcher, logger *slog.Logger) {
+// waitForWork stops the schedule's ticks and lets the queue's work in
+// progress finish within drain; what the deadline cuts short, the queue
+// runs again at once on another replica (or this service's next start).
+func waitForWork(drain context.Context, sched *schedule.Scheduler, work *queue.Queue, logger *slog.Logger) {
 	if err := sched.Shutdown(drain); err != nil {
 		logger.Warn("scheduler shutdown", "err", err.Error())
 	}
-	if err := runner.Shutdown(drain); err != nil {
-		logger.Warn("jobs still running at the shutdown deadline were cut short", "err", err.Error())
-	}
-	if err := hooks.Shutdown(drain); err != nil {
-		logger.Warn("webhook attempts in flight at the shutdown deadline were cut short; they are retried", "err", err.Error())
+	if err := work.Shutdown(drain); err != nil {
+		logger.Warn("work still running at the shutdown deadline was cut short; it runs again", "err", err.Error())
 	}
 }
 

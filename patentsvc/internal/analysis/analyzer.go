@@ -340,13 +340,14 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 }
 
 // AnalyzeBatch analyses companies, each with opts, on at most workers
-// goroutines and returns the results in input order with a summary. Names equal but for letter
-// case are analysed once and reported at each position. progress, if not
-// nil, is called with the number of companies done after each one. Once
-// quit is closed no further company is started; those left are reported as
-// failed.
+// goroutines and returns the results in input order with a summary. Names
+// equal but for letter case are analysed once and reported at each
+// position. progress, if not nil, is called with the number of companies
+// done after each one. Once ctx ends no further company is started; those
+// left are reported as failed, "not analysed: " and ctx's cause (a job's
+// JOBS_TIMEOUT, say).
 func (a *Analyzer) AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions,
-	quit <-chan struct{}, progress func(done int)) patent.BatchResult {
+	progress func(done int)) patent.BatchResult {
 	start := a.now()
 	model := a.model(opts.Model)
 	opts.Model = model
@@ -369,18 +370,16 @@ func (a *Analyzer) AnalyzeBatch(ctx context.Context, names []patent.CompanyName,
 	for _, i := range unique {
 		wg.Go(func() {
 			notStarted := func() {
-				msg := "not analysed: the service is shutting down"
+				msg := "not analysed: " + context.Cause(ctx).Error()
 				results[i] = patent.CompanyAnalysis{CompanyName: names[i].String(), Error: &msg, Model: &model, Timestamp: a.now().UTC()}
 			}
-			select {
-			case <-quit:
+			if ctx.Err() != nil {
 				notStarted()
 				return
-			default:
 			}
 			select {
 			case sem <- struct{}{}:
-			case <-quit:
+			case <-ctx.Done():
 				notStarted()
 				return
 			}

@@ -189,7 +189,7 @@ func TestAnalyzeBatch(t *testing.T) {
 	an := w.Analyzer(nil)
 	names := []patent.CompanyName{"Acme Corp", "Beta Labs", "Nobody Inc", "acme corp", "Gamma Inc"}
 	var progress atomic.Int64
-	res := an.AnalyzeBatch(ctx, names, 2, patent.AnalyzeOptions{}, nil, func(done int) { progress.Store(int64(done)) })
+	res := an.AnalyzeBatch(ctx, names, 2, patent.AnalyzeOptions{}, func(done int) { progress.Store(int64(done)) })
 	if len(res.Results) != 5 || res.Model != patent.DefaultModel {
 		t.Fatalf("batch = %+v", res)
 	}
@@ -208,12 +208,12 @@ func TestAnalyzeBatch(t *testing.T) {
 	if w.Serp.CallCount() != 4 || progress.Load() != 5 {
 		t.Errorf("search calls %d (duplicates analysed once: want 4), progress %d (want 5)", w.Serp.CallCount(), progress.Load())
 	}
-	// Once quit is closed, nothing more starts.
-	quit := make(chan struct{})
-	close(quit)
-	stopped := an.AnalyzeBatch(ctx, []patent.CompanyName{"Acme Corp"}, 1, patent.AnalyzeOptions{}, quit, nil)
-	if stopped.Results[0].Success || stopped.Results[0].Error == nil || !strings.Contains(*stopped.Results[0].Error, "shutting down") {
-		t.Errorf("after quit: %+v", stopped.Results[0])
+	// Once ctx has ended, nothing more starts; the companies left say why.
+	ended, cancel := context.WithCancelCause(ctx)
+	cancel(errors.New("the job ran longer than JOBS_TIMEOUT (1s)"))
+	stopped := an.AnalyzeBatch(ended, []patent.CompanyName{"Acme Corp"}, 1, patent.AnalyzeOptions{}, nil)
+	if stopped.Results[0].Success || stopped.Results[0].Error == nil || *stopped.Results[0].Error != "not analysed: the job ran longer than JOBS_TIMEOUT (1s)" {
+		t.Errorf("after ctx ended: %+v", stopped.Results[0])
 	}
 }
 

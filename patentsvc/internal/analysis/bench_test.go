@@ -45,7 +45,7 @@ func BenchmarkBatch20Workers5(b *testing.B) {
 		single := time.Since(t0)
 
 		t0 = time.Now()
-		res := an.AnalyzeBatch(b.Context(), names[:companies], workers, patent.AnalyzeOptions{}, nil, nil)
+		res := an.AnalyzeBatch(b.Context(), names[:companies], workers, patent.AnalyzeOptions{}, nil)
 		wall := time.Since(t0)
 		if res.Summary.Successful != companies {
 			b.Fatalf("batch: %d of %d succeeded", res.Summary.Successful, companies)

@@ -80,10 +80,17 @@ type Config struct {
 	LLMMaxTokens         int
 	PromptMaxChars       int
 	JobsMaxConcurrent    int
-	PDFFontPath          string // PDF_FONT_PATH: the PDF report's fallback font (CJK); empty for none
-	PDFFontBoldPath      string // PDF_FONT_BOLD_PATH: its bold; empty uses PDFFontPath
+	JobsMaxPerUser       int           // JOBS_MAX_PER_USER: a user's unfinished jobs
+	JobsTimeout          time.Duration // JOBS_TIMEOUT: the longest a job runs
+	PDFExtractTimeout    time.Duration // PDF_EXTRACT_TIMEOUT: the longest one document is read (OCR included)
+	PDFMaxPages          int           // PDF_MAX_PAGES: pages of a document read at most
+	PDFMaxDecodedBytes   int64         // PDF_MAX_DECODED_MB: decompressed stream bytes one document may cost
+	PDFFontPath          string        // PDF_FONT_PATH: the PDF report's fallback font (CJK); empty for none
+	PDFFontBoldPath      string        // PDF_FONT_BOLD_PATH: its bold; empty uses PDFFontPath
 
 	SchedulerEnabled       bool
+	ScheduleMaxConcurrent  int           // SCHEDULE_MAX_CONCURRENT: scheduled runs at once per replica
+	ScheduleRunTimeout     time.Duration // SCHEDULE_RUN_TIMEOUT: the longest one scheduled run takes
 	ScheduleInterval       time.Duration
 	ScheduleRetryBase      time.Duration
 	ChangeThresholdPercent float64
@@ -205,15 +212,31 @@ var settings = []setting{
 		func(c *Config, v string) error { return intIn(&c.LLMMaxTokens, v, 64, 32000) }},
 	{"PROMPT_MAX_CHARS", "24000", "Patent text budget of one prompt, in bytes, shared by its patents: abstract, independent claims and summary first, the description only with what is left.", false,
 		func(c *Config, v string) error { return intIn(&c.PromptMaxChars, v, 1000, 400000) }},
-	{"JOBS_MAX_CONCURRENT", "2", "Asynchronous batch jobs run at once by one process; the others wait, pending.", false,
+	{"JOBS_MAX_CONCURRENT", "2", "Asynchronous batch jobs run at once by one replica; the others wait, pending, for any replica's free slot (every replica runs jobs, whichever accepted them).", false,
 		func(c *Config, v string) error { return intIn(&c.JobsMaxConcurrent, v, 1, 16) }},
+	{"JOBS_MAX_PER_USER", "10", "A user's unfinished (`pending` or `running`) asynchronous jobs; one more `POST /analyze/batch/async` answers 429 with `Retry-After`. Among pending jobs the next to start is the oldest job of the user with the fewest running.", false,
+		func(c *Config, v string) error { return intIn(&c.JobsMaxPerUser, v, 1, 1000) }},
+	{"JOBS_TIMEOUT", "30m", "Longest an asynchronous job runs; then it ends `failed`, with the companies finished so far and the others reported as not analysed. Also how long a job whose replica died waits before another replica runs it again.", false,
+		func(c *Config, v string) error { return durationIn(&c.JobsTimeout, v, time.Second, 24*time.Hour) }},
+	{"PDF_EXTRACT_TIMEOUT", "30s", "Longest one patent PDF is read (OCR included); a document past it is reported in the patent's entry (`read: false`) and not read again.", false,
+		func(c *Config, v string) error {
+			return durationIn(&c.PDFExtractTimeout, v, 100*time.Millisecond, 10*time.Minute)
+		}},
+	{"PDF_MAX_PAGES", "500", "Most pages of a patent PDF; a document with more is not read (`read: false`, and not read again).", false,
+		func(c *Config, v string) error { return intIn(&c.PDFMaxPages, v, 1, 10000) }},
+	{"PDF_MAX_DECODED_MB", "200", "Most bytes, in MiB, that a patent PDF's decompressed streams may add up to, however often a stream is read (shared page contents count each time); a document past it is not read (`read: false`, and not read again).", false,
+		func(c *Config, v string) error { return mebibytes(&c.PDFMaxDecodedBytes, v, 1, 4096) }},
 	{"PDF_FONT_PATH", "", "TrueType font file (`.ttf`: a single font with TrueType outlines, not a `.ttc` collection nor a CFF `.otf`) in which the PDF report draws the characters its built-in Go fonts lack, such as Chinese, Japanese and Korean. Empty: none, and those characters show as U+FFFD. The container image sets it to Droid Sans Fallback (Debian's `fonts-droid-fallback`, Apache 2.0). A file that cannot be read or is not such a font stops start-up.", false,
 		func(c *Config, v string) error { c.PDFFontPath = v; return nil }},
 	{"PDF_FONT_BOLD_PATH", "", "Bold of `PDF_FONT_PATH`, for bold text (same format); empty: `PDF_FONT_PATH` draws bold text too. Requires `PDF_FONT_PATH`.", false,
 		func(c *Config, v string) error { c.PDFFontBoldPath = v; return nil }},
 
-	{"SCHEDULER_ENABLED", "true", "Runs the periodic re-analysis of tracked companies.", false,
+	{"SCHEDULER_ENABLED", "true", "Runs the periodic re-analysis of tracked companies on this replica: it queues the due companies' runs and runs them (with `false`, the other replicas do).", false,
 		func(c *Config, v string) error { return boolean(&c.SchedulerEnabled, v) }},
+	{"SCHEDULE_MAX_CONCURRENT", "4", "Scheduled re-analyses run at once by one replica; every replica runs them, so the cluster runs replicas times this many (docs/operations.md, \"Sizing the work queue\").", false,
+		func(c *Config, v string) error { return intIn(&c.ScheduleMaxConcurrent, v, 1, 64) }},
+	{"SCHEDULE_RUN_TIMEOUT", "15m", "Longest one scheduled re-analysis runs; then it counts as a failed run (retried with `SCHEDULE_RETRY_BASE`'s back-off). Also how long a run whose replica died waits before another replica runs it again.", false,
+		func(c *Config, v string) error { return durationIn(&c.ScheduleRunTimeout, v, time.Second, 6*time.Hour) }},
 	{"SCHEDULE_INTERVAL_HOURS", "24", "Hours between re-analyses of a tracked company (decimals allowed: 0.01 is 36 s).", false,
 		func(c *Config, v string) error { return hours(&c.ScheduleInterval, v) }},
 	{"SCHEDULE_RETRY_BASE", "1m", "Wait before retrying a tracked company's failed scheduled run (its first included); doubled for each further failure in a row, never more than `SCHEDULE_INTERVAL_HOURS` (1m, 2m, 4m, ... 24h). A successful run resets it.", false,
@@ -228,7 +251,7 @@ var settings = []setting{
 		func(c *Config, v string) error { c.WebhookSecret = Secret(v); return nil }},
 	{"WEBHOOK_RETRY_SCHEDULE", "5s,5m,30m,2h,5h,10h,10h", "Comma-separated waits between the attempts of one webhook delivery: the first attempt is immediate, each value is the wait before the next one (7 values: 8 attempts, about 28 hours); when the last attempt fails the delivery is `failed`. A `Retry-After` may lengthen a wait (up to an hour). Deliveries are stored in the database and survive restarts.", false,
 		func(c *Config, v string) error { return durationList(&c.WebhookRetrySchedule, v) }},
-	{"WEBHOOK_TIMEOUT", "15s", "Timeout of one webhook delivery attempt. A delivery whose process died during an attempt is retried once its claim (this timeout plus 5 s) lapses.", false,
+	{"WEBHOOK_TIMEOUT", "15s", "Timeout of one webhook delivery attempt. A delivery whose process died during an attempt is attempted again, by any replica, once this timeout plus 5 s has passed.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.WebhookTimeout, v) }},
 }
 
@@ -316,7 +339,15 @@ func (c Config) LogValue() slog.Value {
 		slog.String("storage_backend", c.StorageBackend),
 		slog.String("pdf_ocr", c.PDFOCR),
 		slog.String("pdf_font_path", c.PDFFontPath),
+		slog.Int("jobs_max_concurrent", c.JobsMaxConcurrent),
+		slog.Int("jobs_max_per_user", c.JobsMaxPerUser),
+		slog.String("jobs_timeout", c.JobsTimeout.String()),
+		slog.String("pdf_extract_timeout", c.PDFExtractTimeout.String()),
+		slog.Int("pdf_max_pages", c.PDFMaxPages),
+		slog.Int64("pdf_max_decoded_bytes", c.PDFMaxDecodedBytes),
 		slog.Bool("scheduler_enabled", c.SchedulerEnabled),
+		slog.Int("schedule_max_concurrent", c.ScheduleMaxConcurrent),
+		slog.String("schedule_run_timeout", c.ScheduleRunTimeout.String()),
 		slog.String("schedule_interval", c.ScheduleInterval.String()),
 		slog.String("schedule_retry_base", c.ScheduleRetryBase.String()),
 		slog.String("tracking_history", c.TrackingHistory.String()),
@@ -524,6 +555,29 @@ func positiveDuration(dst *time.Duration, v string) error {
 		return errors.New("must be positive")
 	}
 	*dst = d
+	return nil
+}
+
+// durationIn reads a duration within [lo, hi].
+func durationIn(dst *time.Duration, v string, lo, hi time.Duration) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return errors.New("not a duration such as 90s, 30m or 168h")
+	}
+	if d < lo || d > hi {
+		return fmt.Errorf("must be between %s and %s", lo, hi)
+	}
+	*dst = d
+	return nil
+}
+
+// mebibytes reads a whole number of MiB within [lo, hi] as bytes.
+func mebibytes(dst *int64, v string, lo, hi int) error {
+	var n int
+	if err := intIn(&n, v, lo, hi); err != nil {
+		return err
+	}
+	*dst = int64(n) << 20
 	return nil
 }
 

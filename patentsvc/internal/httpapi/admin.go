@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -55,11 +54,11 @@ type trackRequest struct {
 	CompanyName *string `json:"company_name"`
 }
 
-// handleCreateTracked tracks a company and starts its first run at once
-// (decisions.md: due as soon as it is tracked), after the row is committed
-// and without waiting for it. Tracking a company tracked already is 409
+// handleCreateTracked tracks a company, its first run queued with it for
+// any replica to run at once (decisions.md: due as soon as it is tracked).
+// Tracking a company tracked already is 409
 // with its current state (the error body's tracked, added by render).
-func handleCreateTracked(st Store, runNow func(ctx context.Context, trackedID int64)) echo.HandlerFunc {
+func handleCreateTracked(st Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req trackRequest
 		if err := decodeJSON(c, &req); err != nil {
@@ -78,9 +77,6 @@ func handleCreateTracked(st Store, runNow func(ctx context.Context, trackedID in
 		}
 		if err != nil {
 			return err
-		}
-		if runNow != nil {
-			runNow(c.Request().Context(), t.ID)
 		}
 		return c.JSON(http.StatusCreated, fromTracked(t))
 	}

@@ -26,7 +26,7 @@ const (
 type Analyzer interface {
 	AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis
 	AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, opts patent.AnalyzeOptions) (patent.PatentAnalysis, error)
-	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, quit <-chan struct{}, progress func(done int)) patent.BatchResult
+	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress func(done int)) patent.BatchResult
 }
 
 // Jobs accepts asynchronous batches; *jobs.Runner implements it.
@@ -181,7 +181,7 @@ func handleBatch(an Analyzer, def string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		res := an.AnalyzeBatch(c.Request().Context(), names, workers, requestOptions(c, model), nil, nil)
+		res := an.AnalyzeBatch(c.Request().Context(), names, workers, requestOptions(c, model), nil)
 		return c.JSON(http.StatusOK, fromBatch(res))
 	}
 }

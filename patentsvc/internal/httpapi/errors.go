@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -29,6 +30,7 @@ var statusTable = []struct {
 	{auth.ErrInvalidToken, http.StatusUnauthorized, "Could not validate credentials"},
 	{patent.ErrLLMUpstream, http.StatusBadGateway, ""},
 	{patent.ErrUnavailable, http.StatusServiceUnavailable, "The service is shutting down; retry on another instance"},
+	{patent.ErrTooManyJobs, http.StatusTooManyRequests, ""}, // *patent.TooManyJobsError: render adds Retry-After
 }
 
 func classify(err error) *httperr.Error {
@@ -56,6 +58,10 @@ type errorBody struct {
 func render(c echo.Context, e *httperr.Error) error {
 	if e.Status == http.StatusUnauthorized {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, "Bearer")
+	}
+	var full *patent.TooManyJobsError
+	if errors.As(e.Err, &full) {
+		c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(full.RetryAfterSeconds()))
 	}
 	body := errorBody{Detail: e.Message, Errors: e.Fields}
 	var dup *patent.AlreadyTrackedError

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/store"
 )
 
 // TestTrackedHistory: GET /admin/tracked/{company_name}/history answers
@@ -36,11 +37,11 @@ func TestTrackedHistory(t *testing.T) {
 		}
 		alert := patent.Alert{CompanyName: "Acme Corp", AlertType: patent.AlertTypePatentCountChange,
 			Message: "Patent count for Acme Corp increased by 50.0% (from 10 to 15)", OldValue: 10, NewValue: 15}
-		mustRun(en.st.RecordRun(ctx, acme.ID, 8, at(400), 0, at(399), nil, nil)) // outside the default window
-		mustRun(en.st.RecordRun(ctx, acme.ID, 10, at(30), 0, at(29), nil, nil))
-		mustRun(en.st.RecordFailure(ctx, acme.ID, at(29), 1, at(29).Add(time.Minute)))
-		mustRun(en.st.RecordRun(ctx, acme.ID, 15, at(29).Add(time.Minute), 0, at(28), &alert, nil))
-		mustRun(en.st.RecordRun(ctx, acme.ID, 15, at(1), 1, at(1).Add(time.Minute), nil, nil)) // analysis failed
+		mustRun(recordRun(t, en.st, acme.ID, 8, at(400), 0, at(399), nil, nil)) // outside the default window
+		mustRun(recordRun(t, en.st, acme.ID, 10, at(30), 0, at(29), nil, nil))
+		mustRun(recordFailure(t, en.st, acme.ID, at(29), 1, at(29).Add(time.Minute)))
+		mustRun(recordRun(t, en.st, acme.ID, 15, at(29).Add(time.Minute), 0, at(28), &alert, nil))
+		mustRun(recordRun(t, en.st, acme.ID, 15, at(1), 1, at(1).Add(time.Minute), nil, nil)) // analysis failed
 
 		rec := en.do(t, request{target: "/admin/tracked/acme%20corp/history", token: tok})
 		wantStatus(t, rec, http.StatusOK)
@@ -87,4 +88,29 @@ func TestTrackedHistory(t *testing.T) {
 		}
 		golden(t, "tracked-history-422", en.do(t, request{target: "/admin/tracked/Acme%20Corp/history?days=0", token: tok}).Body.Bytes())
 	})
+}
+
+// recordRun records a run of tracked company id at its current due time,
+// as its scheduled run's unit would.
+func recordRun(t *testing.T, st *store.Store, id int64, n int, at time.Time, failures int, next time.Time,
+	alert *patent.Alert, compose patent.Deliveries[patent.Alert]) error {
+	t.Helper()
+	c, err := st.TrackedCompany(context.Background(), id)
+	if err != nil {
+		return err
+	}
+	_, err = st.RecordRun(context.Background(), id, c.NextRunAt, n, at, failures, next, alert, compose)
+	return err
+}
+
+// recordFailure records a failed run of tracked company id at its current
+// due time.
+func recordFailure(t *testing.T, st *store.Store, id int64, at time.Time, failures int, next time.Time) error {
+	t.Helper()
+	c, err := st.TrackedCompany(context.Background(), id)
+	if err != nil {
+		return err
+	}
+	_, err = st.RecordFailure(context.Background(), id, c.NextRunAt, at, failures, next)
+	return err
 }

@@ -28,6 +28,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,7 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/httpapi"
+	"github.com/gatewayapis/patentsvc/internal/jobs"
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
@@ -654,7 +656,7 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 	if err != nil || len(tracked) == 0 {
 		t.Fatalf("tracked = %v, %v", tracked, err)
 	}
-	if err := en.st.RecordRun(ctx, tracked[0].ID, 12, en.clk.Now(), 0, en.clk.Now().Add(time.Hour), nil, nil); err != nil {
+	if err := recordRun(t, en.st, tracked[0].ID, 12, en.clk.Now(), 0, en.clk.Now().Add(time.Hour), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 3; i++ {
@@ -743,18 +745,31 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"405 options", request{method: "OPTIONS", target: "/models"}, 405, ""},
 	})
 
-	// Shutting down: the job being run fails, new jobs are refused.
-	rec = s.check(t, en, apiCase{"async 202 before shutdown", request{method: "POST", target: "/analyze/batch/async", token: bobTok,
-		body: `{"companies":["Acme Corp","Beta Labs","Nobody Inc"],"max_workers":1}`}, 202, ""})
+	conformanceJobLimits(t, s, dialect)
+}
+
+// conformanceJobLimits: a user with JOBS_MAX_PER_USER unfinished jobs is
+// refused (429 with Retry-After); a job running past JOBS_TIMEOUT fails.
+func conformanceJobLimits(t *testing.T, s *spec, dialect string) {
+	en := newEnv(t, onDialect(dialect), withJobs(jobs.Config{MaxPerUser: 1, Timeout: 300 * time.Millisecond}))
+	en.admin(t)
+	en.world.Company("Acme Corp", 1)
+	en.world.Serp.SetLatency(2 * time.Second) // the job outlives JOBS_TIMEOUT
+	_, bob := en.newUser(t, "bob@example.com")
+	tok := bob.AccessToken
+	rec := s.check(t, en, apiCase{"async 202 slow", request{method: "POST", target: "/analyze/batch/async", token: tok,
+		body: `{"companies":["Acme Corp"]}`}, 202, ""})
+	var job jobBody
 	decode(t, rec, &job)
-	if err := en.runner.Shutdown(ctx); err != nil {
-		t.Fatal(err)
+	rec = s.check(t, en, apiCase{"async 429 too many jobs", request{method: "POST", target: "/analyze/batch/async", token: tok,
+		body: `{"companies":["Acme Corp"]}`}, 429, ""})
+	if secs, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || secs < 1 {
+		t.Errorf("429 Retry-After = %q, want whole seconds, at least 1", rec.Header().Get("Retry-After"))
 	}
-	waitForJob(t, en, bobTok, job.JobID, "failed")
+	waitForJob(t, en, tok, job.JobID, "failed")
 	s.run(t, en, []apiCase{
-		{"job 200 failed", request{target: "/jobs/" + job.JobID, token: bobTok}, 200, ""},
-		{"jobs 200 failed", request{target: "/jobs?status=failed", token: bobTok}, 200, ""},
-		{"async 503 shutting down", request{method: "POST", target: "/analyze/batch/async", token: bobTok, body: `{"companies":["Acme"]}`}, 503, ""},
+		{"job 200 failed", request{target: "/jobs/" + job.JobID, token: tok}, 200, ""},
+		{"jobs 200 failed", request{target: "/jobs?status=failed", token: tok}, 200, ""},
 	})
 }
 
@@ -771,18 +786,19 @@ func oneDelivery(i int) patent.Deliveries[patent.Alert] {
 func settleDeliveries(t *testing.T, en *env) (failed, delivered string) {
 	t.Helper()
 	ctx := context.Background()
-	ds, err := en.st.ClaimDeliveries(ctx, "conformance", 2, time.Minute)
-	if err != nil || len(ds) != 2 {
-		t.Fatalf("claim = %v, %v", ds, err)
+	ds, _, err := en.st.ListDeliveries(ctx, patent.DeliveryFilter{Status: patent.DeliveryPending}, 100, "")
+	if err != nil || len(ds) < 2 {
+		t.Fatalf("pending deliveries = %v, %v", ds, err)
 	}
+	oldest, next := ds[len(ds)-1], ds[len(ds)-2] // the listing is newest first
 	now := en.clk.Now()
-	if err := en.st.RecordAttempt(ctx, ds[0].ID, "conformance", patent.Attempt{Status: patent.DeliveryFailed, StatusCode: 410, Error: "HTTP 410", At: now}); err != nil {
+	if err := en.st.RecordAttempt(ctx, oldest.ID, patent.Attempt{Status: patent.DeliveryFailed, StatusCode: 410, Error: "HTTP 410", At: now}); err != nil {
 		t.Fatal(err)
 	}
-	if err := en.st.RecordAttempt(ctx, ds[1].ID, "conformance", patent.Attempt{Status: patent.DeliveryDelivered, StatusCode: 200, At: now}); err != nil {
+	if err := en.st.RecordAttempt(ctx, next.ID, patent.Attempt{Status: patent.DeliveryDelivered, StatusCode: 200, At: now}); err != nil {
 		t.Fatal(err)
 	}
-	return ds[0].ID, ds[1].ID
+	return oldest.ID, next.ID
 }
 
 // waitForJob polls the job until it reaches status.

@@ -52,7 +52,7 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st S
 	g.GET("/analytics/summary", route.Wrap(handleSummary(st, now), user))
 
 	g.GET("/admin/tracked", route.Wrap(handleListTracked(st), user, admin))
-	g.POST("/admin/tracked", route.Wrap(handleCreateTracked(st, opts.RunNow), bodyLimit, user, admin))
+	g.POST("/admin/tracked", route.Wrap(handleCreateTracked(st), bodyLimit, user, admin))
 	g.DELETE("/admin/tracked/:company_name", route.Wrap(handleDeleteTracked(st), user, admin))
 	g.GET("/admin/tracked/:company_name/history", route.Wrap(handleTrackedHistory(st, now), user, admin))
 	g.GET("/admin/alerts", route.Wrap(handleListAlerts(st), user, admin))

@@ -76,13 +76,8 @@ type Options struct {
 	// AnalyzerMissing names the settings the analyzer lacks; empty when it
 	// is ready.
 	AnalyzerMissing []string
-	// Scheduler reports "running", "standby" or "disabled".
+	// Scheduler reports "running" or "disabled".
 	Scheduler func() string
-	// RunNow starts the first run of a newly tracked company in the
-	// background, without waiting for the dispatcher's tick (the
-	// scheduler's RunNow); nil leaves it to the dispatcher. ctx is the
-	// request's: the run links its span to the request's span.
-	RunNow func(ctx context.Context, trackedID int64)
 	// Demo marks a make demo run: health says demo: true.
 	Demo bool
 	// PDF is how PDF exports are drawn: the fonts, loaded once at start

@@ -33,6 +33,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/httpapi"
 	"github.com/gatewayapis/patentsvc/internal/jobs"
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
 	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/store"
@@ -98,6 +99,7 @@ type env struct {
 	nextIP atomic.Uint32
 	world  *analysistest.World
 	runner *jobs.Runner
+	q      *queue.Queue
 	sched  *schedule.Scheduler // withScheduler only; not started
 }
 
@@ -110,7 +112,8 @@ type options struct {
 	version         string
 	demo            bool
 	sharedLimits    bool
-	elector         schedule.Elector // withScheduler
+	scheduler       bool // withScheduler
+	jobs            jobs.Config
 	pdf             export.PDFOptions
 }
 
@@ -135,12 +138,12 @@ func withStoreLogs() option { return func(o *options) { o.storeLogs = true } }
 func withSharedLimits() option { return func(o *options) { o.sharedLimits = true } }
 
 // withScheduler wires a real scheduler (env.sched, not started) on the
-// env's store, analyzer and clock, electing with elector, whose RunNow
-// POST /admin/tracked calls as under run. Its interval is a day and its
-// dispatcher ticks hourly.
-func withScheduler(elector schedule.Elector) option {
-	return func(o *options) { o.elector = elector }
-}
+// env's store, analyzer and clock, whose runs the env's queue runs. Its
+// interval is a day and its ticks are hourly.
+func withScheduler() option { return func(o *options) { o.scheduler = true } }
+
+// withJobs sets the job settings (default: 10 a user, a minute each).
+func withJobs(cfg jobs.Config) option { return func(o *options) { o.jobs = cfg } }
 
 // withPDF draws the PDF exports as opts say (fonts).
 func withPDF(opts export.PDFOptions) option { return func(o *options) { o.pdf = opts } }
@@ -163,17 +166,39 @@ func newEnv(t testing.TB, opts ...option) *env {
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clk := &clock{t: epoch}
 
+	// The store and its work queue, whose workers run the env's jobs and
+	// scheduled runs (started at the end, once their handlers exist).
+	var (
+		runner *jobs.Runner
+		sched  *schedule.Scheduler
+	)
+	qcfg := queue.Config{JobWorkers: 2}
+	if o.scheduler {
+		qcfg.ScheduledWorkers = 2
+	}
+	handlers := queue.Handlers{
+		JobStart:     func(ctx context.Context, u patent.JobStart) error { return runner.Work(ctx, u) },
+		ScheduledRun: func(ctx context.Context, u patent.ScheduledRun) error { return sched.Run(ctx, u) },
+	}
 	var st *store.Store
+	var q *queue.Queue
 	if o.storeLogs {
 		var err error
 		st, err = store.Open(context.Background(), o.dialect, storetest.DSN(t, o.dialect),
-			store.Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: time.Minute}, logger, clk.Now)
+			store.Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: time.Minute}, logger, clk.Now, queue.Migrate)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
+		db, _ := st.SQL()
+		qcfg.Dialect = o.dialect
+		qcfg.ScheduledTimeout, qcfg.JobTimeout, qcfg.DeliveryTimeout = time.Minute, time.Minute, time.Minute
+		if q, err = queue.New(context.Background(), db, qcfg, handlers, slog.New(slog.DiscardHandler)); err != nil {
+			t.Fatal(err)
+		}
+		st.UseQueue(q)
 	} else {
-		st = storetest.Open(t, o.dialect, clk.Now)
+		st, q = storetest.OpenQueue(t, o.dialect, clk.Now, qcfg, handlers)
 	}
 
 	authn, err := auth.New(st, []byte(jwtSecret), nil, accessTTL, refreshTTL, bcrypt.MinCost, clk.Now)
@@ -191,17 +216,19 @@ func newEnv(t testing.TB, opts ...option) *env {
 	// LLM gateway and the PDF host.
 	world := analysistest.NewWorld(t, st)
 	analyzer := world.Analyzer(logger)
-	runner := jobs.NewRunner(context.Background(), st, analyzer, "test-process", 2, nil, logger)
-	t.Cleanup(func() { runner.Shutdown(context.Background()) })
-	var sched *schedule.Scheduler
-	if o.elector != nil {
+	if o.jobs == (jobs.Config{}) {
+		o.jobs = jobs.Config{MaxPerUser: 10, Timeout: time.Minute}
+	}
+	runner = jobs.NewRunner(o.jobs, st, analyzer, nil, logger, clk.Now)
+	if o.scheduler {
 		sched, err = schedule.New(context.Background(), schedule.Config{Interval: 24 * time.Hour, Threshold: 20, Tick: time.Hour},
-			st, analyzer, o.elector, nil, logger, clk.Now)
+			st, analyzer, nil, logger, clk.Now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { sched.Shutdown(context.Background()) })
 	}
+	storetest.StartQueue(t, q)
 	srv := httpapi.NewServer(logger, httpapi.Options{
 		Version:         o.version,
 		Demo:            o.demo,
@@ -211,10 +238,9 @@ func newEnv(t testing.TB, opts ...option) *env {
 		DefaultModel:    patent.DefaultModel,
 		AnalyzerMissing: o.analyzerMissing,
 		Scheduler:       func() string { return "disabled" },
-		RunNow:          sched.RunNow, // a nil (disabled) scheduler ignores it
 		PDF:             o.pdf,
 	}, authn, st, analyzer, runner, limits, observe.NewRegistry(), epoch.Add(-90*time.Second), clk.Now)
-	return &env{srv: srv, st: st, clk: clk, logs: logs, limits: limits, root: o.rootPath, world: world, runner: runner, sched: sched}
+	return &env{srv: srv, st: st, q: q, clk: clk, logs: logs, limits: limits, root: o.rootPath, world: world, runner: runner, sched: sched}
 }
 
 // eachDialect runs fn once per database dialect; the PostgreSQL subtest

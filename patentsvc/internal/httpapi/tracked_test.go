@@ -1,9 +1,7 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -58,7 +56,7 @@ func TestTrackAgainState(t *testing.T) {
 
 		en.clk.Advance(10 * time.Minute) // within the token's life
 		ranAt := en.clk.Now()
-		if err := en.st.RecordRun(context.Background(), created.ID, 12, ranAt, 0, ranAt.Add(24*time.Hour), nil, nil); err != nil {
+		if err := recordRun(t, en.st, created.ID, 12, ranAt, 0, ranAt.Add(24*time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		rec = en.do(t, request{method: http.MethodPost, target: "/admin/tracked", body: `{"company_name":"acme CORP"}`, token: tok})
@@ -77,12 +75,11 @@ func TestTrackAgainState(t *testing.T) {
 
 // TestTrackRunsAtOnce: POST /admin/tracked answers 201 at once, without
 // waiting for the analysis, and the company's first run starts right
-// away: its analysis is stored within seconds although the dispatcher's
-// next tick is an hour away. The replica is a standby (its dispatcher
-// never runs), so only the handler's RunNow can have started it.
+// away: its analysis is stored within seconds although the scheduler's
+// ticks are an hour apart (the run was queued with the company).
 func TestTrackRunsAtOnce(t *testing.T) {
 	eachDialect(t, func(t *testing.T, dialect string) {
-		en := newEnv(t, onDialect(dialect), withScheduler(standby{}))
+		en := newEnv(t, onDialect(dialect), withScheduler())
 		_, tok := en.admin(t)
 		en.world.Company("Acme Corp", 1) // total_results 4
 		en.world.Serp.SetLatency(2 * time.Second)
@@ -121,10 +118,3 @@ func TestTrackRunsAtOnce(t *testing.T) {
 		}
 	})
 }
-
-// standby is the elector of a replica that never leads.
-type standby struct{}
-
-func (standby) IsLeader(context.Context) error { return errors.New("not the leader") }
-func (standby) Leading() bool                  { return false }
-func (standby) Resign()                        {}

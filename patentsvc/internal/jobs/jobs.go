@@ -1,22 +1,37 @@
-// Package jobs runs asynchronous batch analyses as database rows held
-// through leases.
+// Package jobs runs asynchronous batch analyses as units of the work
+// queue that every replica drains (decisions.md, "patentsvc: work every
+// replica shares, bounded and fair").
 //
 // # Caveats
 //
-//   - A job is created pending, held by the process that accepted it
-//     (lease owner = that process's id) with a lease of LeaseFor (30 s);
-//     the process renews its leases every RenewEvery (10 s) and runs the
-//     job itself. There is no queue shared between replicas: a job is
-//     never run twice, and never moves to another process.
-//   - At start-up and every RenewEvery, every job still pending or running
-//     whose lease has expired is failed, with a logged count: its process
-//     stopped. With one replica that is the spec's rule (after a restart
-//     every job of the old process fails); with several, a rolling update
-//     never fails a job a live replica still runs.
-//   - Shutdown stops accepting jobs, lets the companies being analysed
-//     finish (bounded by the shutdown context), reports the companies not
-//     started as not analysed, and fails the unfinished jobs with the
-//     reason, so clients are not left waiting for the lease to expire.
+//   - Submit stores a pending job and queues a JobStart in the same
+//     transaction, or refuses (a *patent.TooManyJobsError) when the user
+//     has JOBS_MAX_PER_USER unfinished jobs.
+//   - A JobStart does not start the job that queued it but the fairest
+//     pending one at the moment a worker takes it up: the oldest job of the
+//     user with the fewest running (Store.ClaimJob). There are as many
+//     job starts as pending jobs, so every job starts; the pick is made
+//     when a worker is free, so one user's backlog never holds another
+//     user's first job back by more than one job slot. (River orders its
+//     units by priority and time only; per-user fairness is the one part
+//     of the queueing written here.)
+//   - A job runs on whichever replica's worker took its unit up, at most
+//     JOBS_MAX_CONCURRENT at once per replica, and for at most
+//     JOBS_TIMEOUT: then it ends failed, with the companies finished so far
+//     and the others reported as not analysed.
+//   - A job whose process dies is held by its unit, which the queue runs
+//     again once JOBS_TIMEOUT has passed (River's rescuer), on any replica:
+//     the job starts over (the companies analysed already come from the
+//     caches). After JobStartAttempts such runs the queue gives the unit up
+//     and the sweep fails the job. A shutdown's deadline cuts a job short
+//     the same way, but its unit is run again at once, elsewhere.
+//   - Every end of a job, the sweep's failures included, stores its
+//     job.completed webhook deliveries in the transaction that records the
+//     end.
+//   - At the start of a process on SQLite (one process only), the jobs
+//     left running by its predecessor fail, as the spec's start-up rule
+//     says (FailRunning); on PostgreSQL, another replica may be running
+//     them.
 //   - A job belongs to the user who submitted it (Job.UserID), and every
 //     analysis it stores records that user as requested_by. Who may read
 //     a job is decided at the HTTP edge (Job.VisibleTo).
@@ -24,10 +39,9 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,34 +51,49 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
-// Lease timing (decisions.md).
-const (
-	LeaseFor   = 30 * time.Second
-	RenewEvery = 10 * time.Second
-)
+// SweepEvery is how often Run sweeps: the jobs whose unit the queue gave
+// up fail, and pending jobs without a unit get one.
+const SweepEvery = 10 * time.Second
+
+// EndGrace is how much longer than JOBS_TIMEOUT the queue lets a job's
+// unit run: the job's own deadline passes first, and its end is recorded
+// before the queue would cut the unit.
+const EndGrace = 30 * time.Second
 
 // finishTimeout bounds the write that records a job's end, which runs
-// after the job's own context may have been cancelled.
+// after the job's own context may have ended.
 const finishTimeout = 10 * time.Second
 
-// ErrShuttingDown is returned by Submit once Shutdown has begun. It is a
-// kind of patent.ErrUnavailable.
-var ErrShuttingDown = patent.NewKindError(patent.ErrUnavailable, "the service is shutting down")
+// defaultRetryAfter is the Retry-After of a refused submission when none of
+// the user's jobs is running yet to tell the pace.
+const defaultRetryAfter = 30 * time.Second
+
+// Reasons a job fails without ending by itself.
+const (
+	reasonOrphaned = "the processes running the job stopped each time it ran; it is not run again"
+	reasonRestart  = "the service restarted while the job ran"
+)
 
 // Store is the job table; *store.Store implements it.
 type Store interface {
-	CreateJob(ctx context.Context, j patent.Job, owner string, leaseFor time.Duration) (patent.Job, error)
-	StartJob(ctx context.Context, id, owner string, leaseFor time.Duration) error
-	JobProgress(ctx context.Context, id, owner string, completed int, leaseFor time.Duration) error
-	FinishJob(ctx context.Context, id, owner, status string, result *patent.BatchResult, errMsg string, compose patent.Deliveries[patent.Job]) error
-	RenewLeases(ctx context.Context, owner string, leaseFor time.Duration) (int64, error)
-	FailExpiredJobs(ctx context.Context, reason string) (int64, error)
+	// CreateJob stores a pending job and queues its JobStart; it refuses
+	// with a *patent.TooManyJobsError when the user has maxPerUser
+	// unfinished jobs.
+	CreateJob(ctx context.Context, j patent.Job, maxPerUser int) (patent.Job, error)
+	ListJobs(ctx context.Context, f patent.JobFilter, limit int, after string) ([]patent.Job, string, error)
+	// ClaimJob returns the job unit holds, or else the fairest pending job,
+	// now running and held by unit; ok is false when there is none.
+	ClaimJob(ctx context.Context, unit int64) (j patent.Job, ok bool, err error)
+	JobProgress(ctx context.Context, id string, unit int64, completed int) error
+	FinishJob(ctx context.Context, id string, unit int64, status string, result *patent.BatchResult, errMsg string, compose patent.Deliveries[patent.Job]) error
+	FailOrphanedJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error)
+	FailRunningJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error)
+	RefillJobStarts(ctx context.Context) (int64, error)
 }
 
 // Batcher analyses a batch; *analysis.Analyzer implements it.
 type Batcher interface {
-	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions,
-		quit <-chan struct{}, progress func(done int)) patent.BatchResult
+	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress func(done int)) patent.BatchResult
 }
 
 // Notifier composes the webhook deliveries of a job that ended; the store
@@ -73,58 +102,36 @@ type Batcher interface {
 // is called with the job as stored, before the end commits.
 type Notifier = patent.Deliveries[patent.Job]
 
-// Runner accepts and runs jobs. It is safe for concurrent use.
+// Config holds the job settings.
+type Config struct {
+	// MaxPerUser is JOBS_MAX_PER_USER: a user's unfinished jobs.
+	MaxPerUser int
+	// Timeout is JOBS_TIMEOUT: the longest a job runs.
+	Timeout time.Duration
+}
+
+// Runner accepts jobs and runs the units that start them. It is safe for
+// concurrent use.
 type Runner struct {
-	store   Store
-	batch   Batcher
-	owner   string
-	logger  *slog.Logger
-	slots   chan struct{}
-	notify  Notifier
-	quit    chan struct{}
-	mu      sync.Mutex
-	closing bool
-	running sync.WaitGroup
-	// ctx is the context jobs run in: it outlives requests and is
-	// cancelled only when Shutdown's deadline passes.
-	ctx    context.Context
-	cancel context.CancelFunc
+	cfg    Config
+	store  Store
+	batch  Batcher
+	notify Notifier
+	logger *slog.Logger
+	now    func() time.Time
 }
 
-// NewRunner returns a Runner whose jobs run at most maxConcurrent at once
-// (the others wait, pending, with their leases renewed). owner identifies
-// this process in lease columns (OwnerID). The jobs run in a context
-// derived from base: its values carry over, its cancellation does not, so
-// that jobs go on draining after the shutdown signal until Shutdown's
-// deadline cancels them.
-func NewRunner(base context.Context, st Store, batch Batcher, owner string, maxConcurrent int, notify Notifier, logger *slog.Logger) *Runner {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(base))
-	return &Runner{store: st, batch: batch, owner: owner, logger: logger, slots: make(chan struct{}, max(maxConcurrent, 1)),
-		notify: notify, quit: make(chan struct{}), ctx: ctx, cancel: cancel}
+// NewRunner returns a Runner.
+func NewRunner(cfg Config, st Store, batch Batcher, notify Notifier, logger *slog.Logger, now func() time.Time) *Runner {
+	return &Runner{cfg: cfg, store: st, batch: batch, notify: notify, logger: logger, now: now}
 }
 
-// OwnerID names this process in job leases: host, pid and a random suffix
-// (a restarted container may reuse both).
-func OwnerID() string {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "unknown"
-	}
-	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
-}
-
-// Owner is this process's lease id.
-func (r *Runner) Owner() string { return r.owner }
-
-// Submit stores a pending job of user userID for companies and starts it
-// in the background. The job belongs to that user, and the analyses it
-// stores record the user as requested_by (decisions.md).
+// Submit stores a pending job of user userID for companies and queues its
+// start. The job belongs to that user, and the analyses it stores record
+// the user as requested_by (decisions.md). It returns a
+// *patent.TooManyJobsError, with the wait before a slot is expected to
+// free, when the user has JOBS_MAX_PER_USER unfinished jobs.
 func (r *Runner) Submit(ctx context.Context, userID int64, companies []patent.CompanyName, workers int, model string) (patent.Job, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closing {
-		return patent.Job{}, ErrShuttingDown
-	}
 	names := make([]string, len(companies))
 	for i, c := range companies {
 		names[i] = c.String()
@@ -136,121 +143,152 @@ func (r *Runner) Submit(ctx context.Context, userID int64, companies []patent.Co
 		return patent.Job{}, err
 	}
 	j, err := r.store.CreateJob(ctx, patent.Job{ID: id.String(), UserID: userID, Companies: names, MaxWorkers: workers, Model: model,
-		TraceParent: traceParent(ctx)}, r.owner, LeaseFor)
-	if err != nil {
-		return patent.Job{}, err
+		TraceParent: traceParent(ctx)}, r.cfg.MaxPerUser)
+	var full *patent.TooManyJobsError
+	if errors.As(err, &full) {
+		full.RetryAfter = r.retryAfter(ctx, userID)
 	}
-	r.running.Add(1)
-	go r.run(j, companies)
-	return j, nil
+	return j, err
 }
 
-func (r *Runner) run(j patent.Job, companies []patent.CompanyName) {
-	defer r.running.Done()
-	ctx, span := startRun(r.ctx, j)
+// retryAfter estimates when one of user's running jobs ends (retryAfterOf);
+// defaultRetryAfter when it cannot tell.
+func (r *Runner) retryAfter(ctx context.Context, userID int64) time.Duration {
+	running, _, err := r.store.ListJobs(ctx, patent.JobFilter{Status: patent.JobRunning, UserID: userID}, 50, "")
+	if err != nil {
+		return defaultRetryAfter
+	}
+	return retryAfterOf(running, r.now(), r.cfg.Timeout)
+}
+
+// retryAfterOf is the soonest expected end of the running jobs, each from
+// its pace so far (the time since it started, per company done; a job
+// with none done yet is expected to take as long again as it has run),
+// between a second and limit (JOBS_TIMEOUT); defaultRetryAfter without a
+// running job.
+func retryAfterOf(running []patent.Job, now time.Time, limit time.Duration) time.Duration {
+	best := time.Duration(-1)
+	for _, j := range running {
+		if j.StartedAt == nil {
+			continue
+		}
+		ran := now.Sub(*j.StartedAt)
+		left := ran
+		if j.Completed > 0 {
+			left = ran / time.Duration(j.Completed) * time.Duration(max(j.Total-j.Completed, 0))
+		}
+		if best < 0 || left < best {
+			best = left
+		}
+	}
+	if best < 0 {
+		return defaultRetryAfter
+	}
+	return min(max(best, time.Second), max(limit, time.Second))
+}
+
+// Work runs a JobStart: it takes the fairest pending job up (or the one
+// the unit held when its process died), runs it within JOBS_TIMEOUT and
+// records its end. It returns an error when the job must run again: its
+// end could not be recorded, or the queue's context ended (a shutdown), in
+// which case the unit is run again at once on another replica.
+func (r *Runner) Work(ctx context.Context, u patent.JobStart) error {
+	j, ok, err := r.store.ClaimJob(ctx, u.UnitID)
+	if err != nil || !ok {
+		return err
+	}
+	ctx, span := startRun(ctx, j)
 	defer span.End()
 	log := r.logger.With("job_id", j.ID)
-	select {
-	case r.slots <- struct{}{}:
-		defer func() { <-r.slots }()
-	case <-r.quit:
-		r.finish(ctx, j, patent.JobFailed, nil, "the service shut down before the job started", log)
-		return
+	log.InfoContext(ctx, "job started", "companies", len(j.Companies), "unit", u.UnitID)
+	runCtx, cancel := context.WithTimeoutCause(ctx, r.cfg.Timeout, errTimedOut(r.cfg.Timeout))
+	defer cancel()
+	names := make([]patent.CompanyName, len(j.Companies))
+	for i, c := range j.Companies {
+		names[i] = patent.CompanyName(c) // validated when the job was submitted
 	}
-	if err := r.store.StartJob(ctx, j.ID, r.owner, LeaseFor); err != nil {
-		log.WarnContext(ctx, "job could not start", "err", err.Error())
-		return
-	}
-	log.InfoContext(ctx, "job started", "companies", len(companies))
 	opts := patent.AnalyzeOptions{Model: j.Model, RequestedBy: patent.RequesterID(j.UserID)}
-	result := r.batch.AnalyzeBatch(ctx, companies, j.MaxWorkers, opts, r.quit, func(done int) {
-		if err := r.store.JobProgress(ctx, j.ID, r.owner, done, LeaseFor); err != nil {
+	result := r.batch.AnalyzeBatch(runCtx, names, j.MaxWorkers, opts, func(done int) {
+		if err := r.store.JobProgress(ctx, j.ID, u.UnitID, done); err != nil && ctx.Err() == nil {
 			log.WarnContext(ctx, "job progress not recorded", "err", err.Error())
 		}
 	})
-	select {
-	case <-r.quit:
-		r.finish(ctx, j, patent.JobFailed, &result, "the service shut down before the job finished", log)
-	default:
-		r.finish(ctx, j, patent.JobCompleted, &result, "", log)
+	if ctx.Err() != nil {
+		log.InfoContext(ctx, "job cut short by shutdown; it runs again from the start")
+		return fmt.Errorf("job %s: %w", j.ID, context.Cause(ctx))
 	}
+	status, msg := patent.JobCompleted, ""
+	if runCtx.Err() != nil {
+		status, msg = patent.JobFailed, context.Cause(runCtx).Error()
+	}
+	return r.finish(ctx, j, u.UnitID, status, &result, msg, log)
 }
 
-func (r *Runner) finish(ctx context.Context, j patent.Job, status string, result *patent.BatchResult, msg string, log *slog.Logger) {
+// errTimedOut is the error of a job that ran past JOBS_TIMEOUT; its
+// companies not analysed by then report it too.
+func errTimedOut(d time.Duration) error {
+	return fmt.Errorf("the job ran longer than JOBS_TIMEOUT (%s)", d)
+}
+
+func (r *Runner) finish(ctx context.Context, j patent.Job, unit int64, status string, result *patent.BatchResult, msg string, log *slog.Logger) error {
 	// A context of its own (keeping the job's span): the job's may be
-	// cancelled by now.
+	// ending.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
-	if err := r.store.FinishJob(ctx, j.ID, r.owner, status, result, msg, r.notify); err != nil {
-		log.WarnContext(ctx, "job end not recorded", "status", status, "err", err.Error())
-		return
+	if err := r.store.FinishJob(ctx, j.ID, unit, status, result, msg, r.notify); err != nil {
+		log.WarnContext(ctx, "job end not recorded; the job runs again", "status", status, "err", err.Error())
+		return fmt.Errorf("job %s: %w", j.ID, err)
 	}
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String("job.status", status))
 	log.InfoContext(ctx, "job finished", "status", status)
+	return nil
 }
 
-// Run renews this process's leases and fails other processes' expired
-// jobs, at once and every RenewEvery, until ctx ends.
+// Run sweeps at once and every SweepEvery until ctx ends.
 func (r *Runner) Run(ctx context.Context) {
-	r.sweep(ctx)
-	t := time.NewTicker(RenewEvery)
+	t := time.NewTicker(SweepEvery)
 	defer t.Stop()
 	for {
+		r.Sweep(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := r.store.RenewLeases(ctx, r.owner, LeaseFor); err != nil && ctx.Err() == nil {
-				r.logger.Warn("renewing job leases failed", "err", err.Error())
-			}
-			r.sweep(ctx)
 		}
 	}
 }
 
-// sweep fails the jobs whose lease expired.
-func (r *Runner) sweep(ctx context.Context) {
-	n, err := r.store.FailExpiredJobs(ctx, "the process running the job stopped (its lease expired)")
+// Sweep fails the running jobs whose unit the queue gave up (each with its
+// job.completed webhook), and queues a start for the pending jobs that
+// lack one. Any replica may sweep; the store makes the sweeps safe to run
+// at once.
+func (r *Runner) Sweep(ctx context.Context) {
+	n, err := r.store.FailOrphanedJobs(ctx, reasonOrphaned, r.notify)
 	switch {
 	case err != nil && ctx.Err() == nil:
-		r.logger.Warn("failing expired jobs failed", "err", err.Error())
+		r.logger.Warn("failing orphaned jobs failed", "err", err.Error())
 	case n > 0:
-		r.logger.Warn("failed jobs whose process stopped", "count", n)
+		r.logger.Warn("failed jobs whose processes stopped", "count", n)
+	}
+	q, err := r.store.RefillJobStarts(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		r.logger.Warn("queueing job starts failed", "err", err.Error())
+	case q > 0:
+		r.logger.Info("queued starts of pending jobs that had none", "count", q)
 	}
 }
 
-// Shutdown stops accepting jobs and waits, until ctx ends, for the
-// companies being analysed; unfinished jobs are failed. Jobs still running
-// at ctx's end have their calls cancelled, and Shutdown returns at most
-// writeGrace later; a job whose end was not recorded by then fails when its
-// lease expires (another replica's sweep).
-func (r *Runner) Shutdown(ctx context.Context) error {
-	r.mu.Lock()
-	if !r.closing {
-		r.closing = true
-		close(r.quit)
+// FailRunning fails, with their webhooks, the jobs left running by the
+// process before this one: call it at start-up, before the queue starts,
+// on SQLite only (a single process, so none of them is running).
+func (r *Runner) FailRunning(ctx context.Context) error {
+	n, err := r.store.FailRunningJobs(ctx, reasonRestart, r.notify)
+	if err != nil {
+		return fmt.Errorf("jobs: %w", err)
 	}
-	r.mu.Unlock()
-	done := make(chan struct{})
-	go func() { r.running.Wait(); close(done) }()
-	select {
-	case <-done:
-		r.cancel()
-		return nil
-	case <-ctx.Done():
-		r.cancel()
-		// The cancelled jobs record their end (each write capped by
-		// finishTimeout); Shutdown waits for that at most writeGrace more,
-		// so the process keeps to its shutdown budget whatever the
-		// database does.
-		select {
-		case <-done:
-		case <-time.After(writeGrace):
-		}
-		return fmt.Errorf("jobs: shutdown: %w", ctx.Err())
+	if n > 0 {
+		r.logger.Warn("failed jobs left running by the previous process", "count", n)
 	}
+	return nil
 }
-
-// writeGrace is how long after the shutdown deadline Shutdown waits for the
-// cancelled jobs to record their end (the scheduler allows the same).
-const writeGrace = 2 * time.Second

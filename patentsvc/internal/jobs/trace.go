@@ -5,10 +5,10 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/shared/observe"
 )
 
 // tracerName names the tracer of the jobs' spans.
@@ -18,11 +18,7 @@ const tracerName = "github.com/gatewayapis/patentsvc/internal/jobs"
 // request's server span), "" when there is none: stored with the job so
 // that its run can link to the request (decisions.md, "Tracing (issue
 // 13)").
-func traceParent(ctx context.Context) string {
-	carrier := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(ctx, carrier)
-	return carrier.Get("traceparent")
-}
+func traceParent(ctx context.Context) string { return observe.TraceParent(ctx) }
 
 // startRun starts the span of a job's run: a root span (a job outlives
 // the request that submitted it, and its trace would otherwise hold the
@@ -35,22 +31,8 @@ func startRun(ctx context.Context, j patent.Job) (context.Context, trace.Span) {
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attribute.String("job.id", j.ID), attribute.Int("job.companies", len(j.Companies))),
 	}
-	if link, ok := linkTo(j.TraceParent); ok {
+	if link, ok := observe.LinkTo(j.TraceParent); ok {
 		opts = append(opts, trace.WithLinks(link))
 	}
 	return otel.Tracer(tracerName).Start(ctx, "job run", opts...)
-}
-
-// linkTo is a link to the span a traceparent names; ok is false when the
-// traceparent is empty or not valid.
-func linkTo(traceparent string) (trace.Link, bool) {
-	if traceparent == "" {
-		return trace.Link{}, false
-	}
-	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": traceparent})
-	sc := trace.SpanContextFromContext(ctx)
-	if !sc.IsValid() {
-		return trace.Link{}, false
-	}
-	return trace.Link{SpanContext: sc}, true
 }

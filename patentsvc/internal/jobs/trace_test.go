@@ -4,15 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/gatewayapis/patentsvc/internal/jobs"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
-	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 	"github.com/gatewayapis/shared/observe/otlptest"
 )
 
@@ -26,11 +23,11 @@ import (
 // of its own jobs.
 func TestRunSpanLinksSubmitter(t *testing.T) {
 	rec := otlptest.UseRecorder(t)
-	st := storetest.Open(t, store.SQLite, time.Now)
 	g := &gateBatcher{release: make(chan struct{}, 2)}
 	g.release <- struct{}{}
 	g.release <- struct{}{}
-	r := jobs.NewRunner(t.Context(), st, g, "proc-1", 1, nil, slog.New(slog.DiscardHandler))
+	w := newWorld(t, store.SQLite, g, defaults, 1, nil, slog.New(slog.DiscardHandler))
+	st, r := w.st, w.runner
 
 	reqCtx, req := otel.Tracer("test").Start(context.Background(), "POST /analyze/batch/async")
 	traced, err := r.Submit(reqCtx, 1, []patent.CompanyName{"Acme"}, 1, "m")
@@ -44,9 +41,6 @@ func TestRunSpanLinksSubmitter(t *testing.T) {
 	}
 	waitStatus(t, st, traced.ID, patent.JobCompleted)
 	waitStatus(t, st, untraced.ID, patent.JobCompleted)
-	if err := r.Shutdown(t.Context()); err != nil {
-		t.Fatal(err)
-	}
 
 	if want := "00-" + req.SpanContext().TraceID().String() + "-" + req.SpanContext().SpanID().String() + "-01"; traced.TraceParent != want {
 		t.Errorf("Submit(traced).TraceParent = %q, want %q", traced.TraceParent, want)

@@ -112,6 +112,11 @@ type Job struct {
 	Error      *string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	// StartedAt is when a worker took the job up (nil while pending).
+	StartedAt *time.Time
+	// UnitID is the work queue's unit the job runs under (JobStart.UnitID),
+	// 0 while pending.
+	UnitID int64
 	// TraceParent is the W3C traceparent of the request that submitted
 	// the job, "" when that request was not traced; the job's run links
 	// its root span to it (decisions.md, "Tracing (issue 13)").

@@ -32,6 +32,10 @@ var (
 	// ErrUnavailable: the service cannot take the work now (it is shutting
 	// down); another instance can.
 	ErrUnavailable = errors.New("service unavailable")
+	// ErrTooManyJobs: the user has as many unfinished jobs as one may have
+	// (JOBS_MAX_PER_USER); *TooManyJobsError says how many and when to
+	// retry.
+	ErrTooManyJobs = errors.New("too many unfinished jobs")
 )
 
 // NotOCRedError says why a PDF without a text layer was not read by OCR

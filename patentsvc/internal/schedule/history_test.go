@@ -2,12 +2,10 @@ package schedule_test
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
@@ -22,22 +20,22 @@ func TestRunsHistory(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			start := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 			clk := &clock{t: start}
-			st := storetest.Open(t, d, clk.Now)
 			fake := newFake()
-			composed := 0
-			sched, err := schedule.New(t.Context(), schedule.Config{Interval: time.Hour, Threshold: 20}, st, fake, st.Elector(),
-				func(patent.Alert) ([]patent.Delivery, error) { composed++; return nil, nil }, slog.New(slog.DiscardHandler), clk.Now)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st.CreateTracked(ctx, "Acme")
+			log := &alertLog{}
+			r := newRig(t, d, clk.Now, schedule.Config{Interval: time.Hour, Threshold: 20}, fake, log.compose)
+			st := r.st
 			var want []string
 			round := func(n int, fail bool, line string) {
 				t.Helper()
 				fake.mu.Lock()
 				fake.counts["Acme"], fake.fail["Acme"] = n, fail
 				fake.mu.Unlock()
-				sched.Dispatch()
+				if len(want) == 0 {
+					st.CreateTracked(ctx, "Acme") // the first run is queued with the company
+					r.settle(t)
+				} else {
+					r.tick(t)
+				}
 				want = append(want, clk.Now().Format(time.RFC3339)+" "+line)
 				clk.Advance(time.Hour)
 			}
@@ -66,8 +64,8 @@ func TestRunsHistory(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("history:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			if alerts, _ := st.ListAlerts(ctx, 10); len(alerts) != 2 || composed != 2 {
-				t.Errorf("%d alerts stored, %d composed, want 2 and 2", len(alerts), composed)
+			if alerts, _ := st.ListAlerts(ctx, 10); len(alerts) != 2 || len(log.all()) != 2 {
+				t.Errorf("%d alerts stored, %d composed, want 2 and 2", len(alerts), len(log.all()))
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package schedule_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
@@ -44,6 +46,7 @@ func (f *fakeAnalyzer) AnalyzeCompany(_ context.Context, name patent.CompanyName
 }
 
 func (f *fakeAnalyzer) set(name string, n int) { f.mu.Lock(); f.counts[name] = n; f.mu.Unlock() }
+func (f *fakeAnalyzer) isFresh() bool          { f.mu.Lock(); defer f.mu.Unlock(); return f.fresh }
 func (f *fakeAnalyzer) callsOf(name string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -62,40 +65,126 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// TestAlertRule drives the dispatcher by hand with a clock: the first run
+// rig is a store, its work queue (running scheduled runs) and a scheduler
+// on them.
+type rig struct {
+	st    *store.Store
+	q     *queue.Queue
+	sched *schedule.Scheduler
+}
+
+// newRig opens a store of dialect whose queue runs scheduled runs through
+// the scheduler built with cfg, an and onAlert on the clock now, started.
+// The scheduler's ticks are not started: tests queue the due runs by hand
+// (tick) unless they call r.sched.Start.
+func newRig(t *testing.T, dialect string, now func() time.Time, cfg schedule.Config, an schedule.Analyzer, onAlert schedule.AlertFunc) *rig {
+	t.Helper()
+	return newReplica(t, dialect, storetest.DSN(t, dialect), now, cfg, an, onAlert)
+}
+
+// newReplica is newRig on the database at dsn, shared with other replicas.
+func newReplica(t *testing.T, dialect, dsn string, now func() time.Time, cfg schedule.Config, an schedule.Analyzer, onAlert schedule.AlertFunc) *rig {
+	t.Helper()
+	r := &rig{}
+	r.st, r.q = storetest.OpenDSN(t, dialect, dsn, now, queue.Config{ScheduledWorkers: 4, ScheduledTimeout: cfg.Timeout + schedule.EndGrace},
+		queue.Handlers{ScheduledRun: func(ctx context.Context, u patent.ScheduledRun) error { return r.sched.Run(ctx, u) }})
+	sched, err := schedule.New(t.Context(), cfg, r.st, an, onAlert, slog.New(slog.DiscardHandler), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.sched = sched
+	t.Cleanup(func() { sched.Shutdown(context.Background()) })
+	storetest.StartQueue(t, r.q)
+	return r
+}
+
+// tick queues the due runs, as a tick of the scheduler does, and waits
+// until the queue has run every scheduled run queued.
+func (r *rig) tick(t *testing.T) {
+	t.Helper()
+	r.sched.QueueDue()
+	r.settle(t)
+}
+
+// settle waits until no scheduled run is left alive in the queue.
+func (r *rig) settle(t *testing.T) {
+	t.Helper()
+	ok := waitUntil(20*time.Second, func() bool {
+		for _, u := range storetest.Units(t, r.st, queue.KindScheduledRun) {
+			if u.State != "completed" && u.State != "discarded" && u.State != "cancelled" {
+				return false
+			}
+		}
+		return true
+	})
+	if !ok {
+		t.Fatalf("scheduled runs still queued after 20 s: %+v", storetest.Units(t, r.st, queue.KindScheduledRun))
+	}
+}
+
+// waitUntil polls cond every 10 ms for up to d.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// alertLog records the alerts composed by the scheduler's runs (on the
+// queue's workers).
+type alertLog struct {
+	mu     sync.Mutex
+	alerts []patent.Alert
+}
+
+func (l *alertLog) compose(a patent.Alert) ([]patent.Delivery, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.alerts = append(l.alerts, a)
+	return nil, nil
+}
+
+func (l *alertLog) all() []patent.Alert {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]patent.Alert(nil), l.alerts...)
+}
+
+// TestAlertRule drives the schedule by hand with a clock: the first run
 // records the baseline, later runs alert on large changes either way, and
 // a company whose count was 0 never alerts.
 func TestAlertRule(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
-	st := storetest.Open(t, store.SQLite, clk.Now)
 	fake := newFake()
-	var alerts []patent.Alert
-	sched, err := schedule.New(t.Context(), schedule.Config{Interval: 36 * time.Second, Threshold: 20}, st, fake, st.Elector(),
-		func(a patent.Alert) ([]patent.Delivery, error) { alerts = append(alerts, a); return nil, nil }, slog.New(slog.DiscardHandler), clk.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.CreateTracked(ctx, "Acme")
-	st.CreateTracked(ctx, "Zero Inc")
+	log := &alertLog{}
+	r := newRig(t, store.SQLite, clk.Now, schedule.Config{Interval: 36 * time.Second, Threshold: 20}, fake, log.compose)
+	st := r.st
 	round := func(acme, zero int) {
 		t.Helper()
 		fake.set("Acme", acme)
 		fake.set("Zero Inc", zero)
-		sched.Dispatch()
+		r.tick(t)
 		clk.Advance(36 * time.Second) // SCHEDULE_INTERVAL_HOURS=0.01
 	}
-	// Baseline: a newly tracked company is due at once.
+	// Baseline: a newly tracked company's first run is queued with it.
 	fake.set("Acme", 10)
-	sched.Dispatch()
+	st.CreateTracked(ctx, "Acme")
+	st.CreateTracked(ctx, "Zero Inc")
+	r.settle(t)
 	clk.Advance(35 * time.Second)
-	sched.Dispatch() // not due again before the interval
-	if len(alerts) != 0 || fake.callsOf("Acme") != 1 {
-		t.Fatalf("baseline run: %d alerts, %d calls (want 1 call: not due again within the interval)", len(alerts), fake.callsOf("Acme"))
+	r.tick(t) // not due again before the interval
+	if len(log.all()) != 0 || fake.callsOf("Acme") != 1 {
+		t.Fatalf("baseline run: %d alerts, %d calls (want 1 call: not due again within the interval)", len(log.all()), fake.callsOf("Acme"))
 	}
 	clk.Advance(time.Second)
 	round(14, 7) // +40%: alert; Zero Inc had 0: no alert
 	round(15, 7) // +7.1%: none
 	round(9, 7)  // -40%: alert
+	alerts := log.all()
 	if len(alerts) != 2 {
 		t.Fatalf("alerts = %+v, want 2", alerts)
 	}
@@ -108,8 +197,8 @@ func TestAlertRule(t *testing.T) {
 		t.Errorf("stored alerts = %+v", stored)
 	}
 	tracked, _ := st.ListTracked(ctx)
-	if tracked[0].LastPatentCount != 9 || tracked[0].LastAnalysisAt == nil || !fake.fresh {
-		t.Errorf("tracked = %+v (scheduled runs fresh: %v)", tracked[0], fake.fresh)
+	if tracked[0].LastPatentCount != 9 || tracked[0].LastAnalysisAt == nil || !fake.isFresh() {
+		t.Errorf("tracked = %+v (scheduled runs fresh: %v)", tracked[0], fake.isFresh())
 	}
 
 	// A failed search records nothing and is retried after the back-off
@@ -119,8 +208,8 @@ func TestAlertRule(t *testing.T) {
 	fake.mu.Unlock()
 	round(100, 7)
 	tracked, _ = st.ListTracked(ctx)
-	if tracked[0].LastPatentCount != 9 || len(alerts) != 2 {
-		t.Errorf("after a failed run: count %d, alerts %d", tracked[0].LastPatentCount, len(alerts))
+	if tracked[0].LastPatentCount != 9 || len(log.all()) != 2 {
+		t.Errorf("after a failed run: count %d, alerts %d", tracked[0].LastPatentCount, len(log.all()))
 	}
 	calls := fake.callsOf("Acme")
 	round(100, 7)
@@ -129,135 +218,67 @@ func TestAlertRule(t *testing.T) {
 	}
 }
 
-// TestLeaderElection: two schedulers on one PostgreSQL database, each
-// with its own connection pool, run each due company exactly once; one is
-// running and the other standby.
-func TestLeaderElection(t *testing.T) {
-	dsn := storetest.DSN(t, store.Postgres)
-	open := func() *store.Store {
-		s, err := store.Open(ctx, store.Postgres, dsn, store.Pool{MaxOpen: 4, MaxIdle: 2, MaxLifetime: time.Minute}, slog.New(slog.DiscardHandler), time.Now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := open(), open()
-	names := []patent.CompanyName{"Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta"}
-	for _, n := range names {
-		if _, err := a.CreateTracked(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fake := newFake()
-	cfg := schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 50 * time.Millisecond, Batch: 2}
-	sa, _ := schedule.New(t.Context(), cfg, a, fake, a.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
-	sb, _ := schedule.New(t.Context(), cfg, b, fake, b.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
-	sa.Start()
-	sb.Start()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		done := 0
-		for _, n := range names {
-			if fake.callsOf(n.String()) > 0 {
-				done++
-			}
-		}
-		if done == len(names) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d companies ran", done, len(names))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond) // several more ticks on both
-	states := []string{sa.State(), sb.State()}
-	sa.Shutdown(ctx)
-	sb.Shutdown(ctx)
-	for _, n := range names {
-		if c := fake.callsOf(n.String()); c != 1 {
-			t.Errorf("%s ran %d times, want once", n, c)
-		}
-	}
-	if strings.Join(states, ",") != "running,standby" && strings.Join(states, ",") != "standby,running" {
-		t.Errorf("states = %v, want one running and one standby", states)
-	}
-}
-
-// TestClaimsNeverOverlap: claims made at once from two pools on PostgreSQL
-// split the due companies (SKIP LOCKED) instead of sharing them.
-func TestClaimsNeverOverlap(t *testing.T) {
+// TestReplicasRunEachDueOnce: three replicas on one database, each with
+// its own pool, queue workers and ticking scheduler (no leader), run each
+// due company exactly once, and all report "running".
+func TestReplicasRunEachDueOnce(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			dsn := storetest.DSN(t, d)
-			var stores []*store.Store
-			pools := 2
-			if d == store.SQLite {
-				pools = 1 // SQLite is one process's file; its writers queue
+			fake := newFake()
+			cfg := schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 50 * time.Millisecond, Batch: 2}
+			var replicas []*rig
+			for range 3 {
+				replicas = append(replicas, newReplica(t, d, dsn, time.Now, cfg, fake, nil))
 			}
-			for range pools {
-				s, err := store.Open(ctx, d, dsn, store.Pool{MaxOpen: 4, MaxIdle: 2, MaxLifetime: time.Minute}, slog.New(slog.DiscardHandler), time.Now)
-				if err != nil {
+			var names []patent.CompanyName
+			for i := range 12 {
+				n := patent.CompanyName(fmt.Sprintf("Company %d", i))
+				names = append(names, n)
+				if _, err := replicas[i%3].st.CreateTracked(ctx, n); err != nil {
 					t.Fatal(err)
 				}
-				t.Cleanup(func() { s.Close() })
-				stores = append(stores, s)
 			}
-			for i := range 40 {
-				stores[0].CreateTracked(ctx, patent.CompanyName("Company "+string(rune('A'+i%26))+string(rune('a'+i/26))))
+			for _, r := range replicas {
+				r.sched.Start()
 			}
-			var mu sync.Mutex
-			seen := map[int64]int{}
-			var wg sync.WaitGroup
-			for w := range 8 {
-				wg.Go(func() {
-					for {
-						got, err := stores[w%len(stores)].ClaimDue(ctx, 3, time.Hour)
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						if len(got) == 0 {
-							return
-						}
-						mu.Lock()
-						for _, c := range got {
-							seen[c.ID]++
-						}
-						mu.Unlock()
+			ok := waitUntil(20*time.Second, func() bool {
+				for _, n := range names {
+					if fake.callsOf(n.String()) == 0 {
+						return false
 					}
-				})
+				}
+				return true
+			})
+			time.Sleep(300 * time.Millisecond) // several more ticks on every replica
+			if !ok {
+				t.Fatal("not every company ran")
 			}
-			wg.Wait()
-			if len(seen) != 40 {
-				t.Errorf("claimed %d distinct companies, want 40", len(seen))
+			for _, n := range names {
+				if c := fake.callsOf(n.String()); c != 1 {
+					t.Errorf("%s ran %d times, want once", n, c)
+				}
 			}
-			for id, n := range seen {
-				if n != 1 {
-					t.Errorf("company %d claimed %d times", id, n)
+			for i, r := range replicas {
+				if got := r.sched.State(); got != schedule.StateRunning {
+					t.Errorf("replica %d state = %s, want running", i, got)
 				}
 			}
 		})
 	}
 }
 
-// TestShortInterval runs the real gocron scheduler on SQLite with a short
-// interval: companies are re-analysed every interval and an alert follows a
-// change.
+// TestShortInterval runs the real gocron ticks and queue on SQLite with a
+// short interval: companies are re-analysed every interval and an alert
+// follows a change.
 func TestShortInterval(t *testing.T) {
-	st := storetest.Open(t, store.SQLite, time.Now)
 	fake := newFake()
 	fake.set("Acme", 10)
 	alerts := make(chan patent.Alert, 4)
-	sched, err := schedule.New(t.Context(), schedule.Config{Interval: 300 * time.Millisecond, Threshold: 20, Tick: 50 * time.Millisecond},
-		st, fake, st.Elector(), func(a patent.Alert) ([]patent.Delivery, error) { alerts <- a; return nil, nil }, slog.New(slog.DiscardHandler), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.CreateTracked(ctx, "Acme")
-	sched.Start()
-	defer sched.Shutdown(ctx)
+	r := newRig(t, store.SQLite, time.Now, schedule.Config{Interval: 300 * time.Millisecond, Threshold: 20, Tick: 50 * time.Millisecond},
+		fake, func(a patent.Alert) ([]patent.Delivery, error) { alerts <- a; return nil, nil })
+	r.st.CreateTracked(ctx, "Acme")
+	r.sched.Start()
 	deadline := time.Now().Add(20 * time.Second)
 	for fake.callsOf("Acme") < 2 {
 		if time.Now().After(deadline) {
@@ -273,9 +294,6 @@ func TestShortInterval(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("no alert after the count doubled")
-	}
-	if sched.State() != schedule.StateRunning {
-		t.Errorf("state = %s, want running (SQLite: the one process leads)", sched.State())
 	}
 }
 
@@ -297,95 +315,145 @@ func (b blockingAnalyzer) AnalyzeCompany(ctx context.Context, name patent.Compan
 	return patent.CompanyAnalysis{CompanyName: name.String(), Searched: b.searched, TotalResults: 7, Error: &msg}
 }
 
-// hangingStore is a database that stopped answering writes, behind a
-// driver that does not give up when told to: Reschedule records that its
-// context ended, and returns only when the test releases it.
+// TestShutdownRunsAgain: a run the shutdown's deadline cuts short, before
+// or after its search, records nothing; the queue makes its unit available
+// again at once, and another replica runs the company for the same due
+// time, once.
+func TestShutdownRunsAgain(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		for _, searched := range []bool{false, true} {
+			t.Run(d+"/"+map[bool]string{false: "during the search", true: "after the search"}[searched], func(t *testing.T) {
+				dsn := storetest.DSN(t, d)
+				an := blockingAnalyzer{started: make(chan string, 1), searched: searched}
+				first := newReplica(t, d, dsn, time.Now, schedule.Config{Interval: time.Hour, Threshold: 20}, an, nil)
+				acme, _ := first.st.CreateTracked(ctx, "Acme")
+				select {
+				case <-an.started:
+				case <-time.After(20 * time.Second):
+					t.Fatal("the first run never started")
+				}
+				cut, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+				defer cancel()
+				if err := first.q.Shutdown(cut); err == nil {
+					t.Error("the queue's Shutdown cut a run short and returned nil")
+				}
+				c := trackedByID(t, first.st, acme.ID)
+				if !c.NextRunAt.Equal(acme.NextRunAt) || c.LastAnalysisAt != nil || c.ConsecutiveFailures != 0 {
+					t.Fatalf("after a cut-short run: %+v, want nothing recorded, still due at %v", c, acme.NextRunAt)
+				}
+				fake := newFake()
+				fake.set("Acme", 3)
+				second := newReplica(t, d, dsn, time.Now, schedule.Config{Interval: time.Hour, Threshold: 20}, fake, nil)
+				second.settle(t)
+				if c := trackedByID(t, second.st, acme.ID); fake.callsOf("Acme") != 1 || c.LastPatentCount != 3 {
+					t.Errorf("on the second replica: %d runs, %+v; want one, recorded", fake.callsOf("Acme"), c)
+				}
+			})
+		}
+	}
+}
+
+// hangingStore is a database that stopped answering: QueueDue records
+// that its context ended, and returns only when the test releases it.
 type hangingStore struct {
 	schedule.Store
 	ended   chan error
 	release chan struct{}
 }
 
-func (h hangingStore) Reschedule(ctx context.Context, _ int64, _ time.Time) error {
+func (h hangingStore) QueueDue(ctx context.Context, _ int) (int, int, error) {
 	select {
 	case <-ctx.Done():
 		h.ended <- ctx.Err()
 	case <-h.release:
 	}
 	<-h.release
-	return errors.New("database gone")
+	return 0, 0, errors.New("database gone")
 }
 
-// cutShort starts a scheduler on st whose analysis of the one tracked
-// company blocks, then shuts it down with a 50 ms deadline (gocron's own
-// stop timeout is an hour). It returns Shutdown's error, failing the test
-// if Shutdown is still waiting 30 s later.
-func cutShort(t *testing.T, db *store.Store, st schedule.Store, an blockingAnalyzer) error {
-	t.Helper()
+// TestShutdownHangingStore: a tick stuck on a database that stopped
+// answering does not hold Shutdown past its context, and the tick's write
+// is told to give up.
+func TestShutdownHangingStore(t *testing.T) {
+	st := storetest.Open(t, store.SQLite, time.Now)
+	hs := hangingStore{Store: st, ended: make(chan error, 1), release: make(chan struct{})}
+	t.Cleanup(func() { close(hs.release) }) // before the store closes
 	sched, err := schedule.New(t.Context(), schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 50 * time.Millisecond, StopTimeout: time.Hour},
-		st, an, db.Elector(), nil, slog.New(slog.DiscardHandler), time.Now)
+		hs, newFake(), nil, slog.New(slog.DiscardHandler), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.CreateTracked(ctx, "Acme")
 	sched.Start()
-	select {
-	case <-an.started:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the dispatcher never started Acme")
-	}
+	time.Sleep(100 * time.Millisecond) // the start-up tick is stuck
 	sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- sched.Shutdown(sctx) }()
 	select {
-	case err := <-done:
-		return err
+	case <-done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("Shutdown still waiting after its context ended")
-		return nil
-	}
-}
-
-// TestShutdownDeadline: Shutdown's context bounds a dispatch in progress,
-// and the company whose analysis was cut short, before or after its
-// search, is due again at once instead of held or pushed a whole interval
-// away.
-func TestShutdownDeadline(t *testing.T) {
-	for _, searched := range []bool{false, true} {
-		t.Run(map[bool]string{false: "during the search", true: "after the search"}[searched], func(t *testing.T) {
-			st := storetest.Open(t, store.SQLite, time.Now)
-			if err := cutShort(t, st, st, blockingAnalyzer{started: make(chan string, 1), searched: searched}); err != nil {
-				t.Errorf("Shutdown: %v", err)
-			}
-			tracked, err := st.ListTracked(ctx)
-			if err != nil || len(tracked) != 1 {
-				t.Fatalf("ListTracked = %v, %v", tracked, err)
-			}
-			if c := tracked[0]; c.NextRunAt.After(time.Now()) || c.LastAnalysisAt != nil || c.LastPatentCount != 0 {
-				t.Errorf("after a cut-short run: next run %v (want due now), last analysis %v, count %d (want none)", c.NextRunAt, c.LastAnalysisAt, c.LastPatentCount)
-			}
-		})
-	}
-}
-
-// TestShutdownHangingStore: a database that stops answering while a cut
-// short company is handed back does not hold Shutdown past its context,
-// and the write is told to give up.
-func TestShutdownHangingStore(t *testing.T) {
-	st := storetest.Open(t, store.SQLite, time.Now)
-	hs := hangingStore{Store: st, ended: make(chan error, 1), release: make(chan struct{})}
-	t.Cleanup(func() { close(hs.release) }) // before the store closes
-	if err := cutShort(t, st, hs, blockingAnalyzer{started: make(chan string, 1)}); err == nil {
-		t.Error("Shutdown = nil, want the dispatch reported as still running")
 	}
 	select {
 	case err := <-hs.ended:
 		if err == nil {
-			t.Error("the hand-back's context ended without an error")
+			t.Error("the tick's context ended without an error")
 		}
 	case <-time.After(10 * time.Second):
-		t.Error("the hand-back write was never told to give up")
+		t.Error("the tick's write was never told to give up")
+	}
+}
+
+// TestRunOncePerDueTime: a scheduled run's unit run again for the same due
+// time (after its process died), or for a company no longer due at it or
+// no longer tracked, analyses nothing.
+func TestRunOncePerDueTime(t *testing.T) {
+	st := storetest.Open(t, store.SQLite, time.Now)
+	fake := newFake()
+	fake.set("Acme", 4)
+	sched, err := schedule.New(t.Context(), schedule.Config{Interval: time.Hour, Threshold: 20}, st, fake, nil, slog.New(slog.DiscardHandler), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acme, _ := st.CreateTracked(ctx, "Acme")
+	u := patent.ScheduledRun{TrackedID: acme.ID, DueAt: acme.NextRunAt}
+	for range 2 {
+		if err := sched.Run(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sched.Run(ctx, patent.ScheduledRun{TrackedID: acme.ID, DueAt: acme.NextRunAt.Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sched.Run(ctx, patent.ScheduledRun{TrackedID: 9999, DueAt: acme.NextRunAt}); err != nil {
+		t.Fatal(err)
+	}
+	if n := fake.callsOf("Acme"); n != 1 {
+		t.Errorf("Acme analysed %d times, want once", n)
+	}
+	if c := trackedByID(t, st, acme.ID); c.LastPatentCount != 4 || !c.NextRunAt.After(acme.NextRunAt) {
+		t.Errorf("after the run: %+v", c)
+	}
+}
+
+// TestRunTimeout: a run longer than SCHEDULE_RUN_TIMEOUT is cut and counts
+// as a failed run, retried after the back-off.
+func TestRunTimeout(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	st := storetest.Open(t, store.SQLite, clk.Now)
+	an := blockingAnalyzer{started: make(chan string, 1)}
+	sched, err := schedule.New(t.Context(), schedule.Config{Interval: time.Hour, Threshold: 20, Timeout: 100 * time.Millisecond, RetryBase: time.Minute},
+		st, an, nil, slog.New(slog.DiscardHandler), clk.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acme, _ := st.CreateTracked(ctx, "Acme")
+	if err := sched.Run(ctx, patent.ScheduledRun{TrackedID: acme.ID, DueAt: acme.NextRunAt}); err != nil {
+		t.Fatalf("Run = %v, want the timed-out run recorded", err)
+	}
+	c := trackedByID(t, st, acme.ID)
+	if c.ConsecutiveFailures != 1 || !c.NextRunAt.Equal(clk.Now().Add(time.Minute)) {
+		t.Errorf("after a timed-out run: %+v, want 1 failure, retried in a minute", c)
 	}
 }
 
@@ -394,8 +462,7 @@ func TestShutdownHangingStore(t *testing.T) {
 func TestNilSchedulerIsDisabled(t *testing.T) {
 	var s *schedule.Scheduler
 	s.Start()
-	s.Dispatch()
-	s.RunNow(context.Background(), 1)
+	s.QueueDue()
 	if got := s.State(); got != schedule.StateDisabled {
 		t.Errorf("State() = %q, want %q", got, schedule.StateDisabled)
 	}

@@ -203,82 +203,27 @@ func TestPatentsAndCaches(t *testing.T) {
 	})
 }
 
-func TestJobs(t *testing.T) {
-	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
-		j, err := s.CreateJob(ctx, patent.Job{ID: "job-1", Companies: []string{"Acme", "IBM"}, MaxWorkers: 2, Model: "m"}, "p1", time.Minute)
-		if err != nil || j.Status != patent.JobPending || j.Total != 2 || j.Progress() != 0 {
-			t.Fatalf("CreateJob = %+v, %v", j, err)
-		}
-		if err := s.StartJob(ctx, "job-1", "p2", time.Minute); !errors.Is(err, store.ErrLeaseLost) {
-			t.Fatalf("StartJob by another owner = %v, want ErrLeaseLost", err)
-		}
-		if err := s.StartJob(ctx, "job-1", "p1", time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.JobProgress(ctx, "job-1", "p1", 1, time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		got, _ := s.Job(ctx, "job-1")
-		if got.Status != patent.JobRunning || got.Completed != 1 || got.Progress() != 0.5 || got.Companies[1] != "IBM" || got.MaxWorkers != 2 {
-			t.Fatalf("Job = %+v", got)
-		}
-		res := &patent.BatchResult{Model: "m", Results: []patent.CompanyAnalysis{{CompanyName: "Acme", Success: true}, {CompanyName: "IBM"}}}
-		if err := s.FinishJob(ctx, "job-1", "p1", patent.JobCompleted, res, "", nil); err != nil {
-			t.Fatal(err)
-		}
-		got, _ = s.Job(ctx, "job-1")
-		if got.Status != patent.JobCompleted || got.Result == nil || len(got.Result.Results) != 2 || got.Completed != 2 {
-			t.Fatalf("finished Job = %+v", got)
-		}
-		if err := s.FinishJob(ctx, "job-1", "p1", patent.JobFailed, nil, "x", nil); !errors.Is(err, store.ErrLeaseLost) {
-			t.Fatalf("finishing twice = %v, want ErrLeaseLost", err)
-		}
-		if _, err := s.Job(ctx, "nope"); !errors.Is(err, patent.ErrNotFound) {
-			t.Fatalf("Job(unknown) = %v", err)
-		}
-	})
-}
-
-// TestExpiredLeases: a crashed process's jobs fail; a live one's do not;
-// the crashed process cannot write its job afterwards (no double outcome).
-func TestExpiredLeases(t *testing.T) {
-	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
-		s.CreateJob(ctx, patent.Job{ID: "dead", Companies: []string{"A"}}, "crashed", 30*time.Second)
-		s.CreateJob(ctx, patent.Job{ID: "live", Companies: []string{"B"}}, "alive", 30*time.Second)
-		s.StartJob(ctx, "dead", "crashed", 30*time.Second)
-		clk.mu.Lock()
-		clk.t = clk.t.Add(20 * time.Second)
-		clk.mu.Unlock()
-		if n, err := s.RenewLeases(ctx, "alive", 30*time.Second); err != nil || n != 1 {
-			t.Fatalf("RenewLeases = %d, %v", n, err)
-		}
-		clk.mu.Lock()
-		clk.t = clk.t.Add(15 * time.Second) // the dead lease expired 5 s ago; the live one has 15 s left
-		clk.mu.Unlock()
-		n, err := s.FailExpiredJobs(ctx, "lease expired")
-		if err != nil || n != 1 {
-			t.Fatalf("FailExpiredJobs = %d, %v; want 1", n, err)
-		}
-		dead, _ := s.Job(ctx, "dead")
-		live, _ := s.Job(ctx, "live")
-		if dead.Status != patent.JobFailed || dead.Error == nil || *dead.Error != "lease expired" || live.Status != patent.JobPending {
-			t.Fatalf("dead = %+v, live = %+v", dead, live)
-		}
-		if err := s.JobProgress(ctx, "dead", "crashed", 1, 30*time.Second); !errors.Is(err, store.ErrLeaseLost) {
-			t.Fatalf("progress after the lease was lost = %v", err)
-		}
-	})
-}
-
 func TestListJobs(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
 		for i := range 9 {
 			if i == 3 {
 				clk.tie(3)
 			}
-			s.CreateJob(ctx, patent.Job{ID: fmt.Sprintf("job-%d", i), Companies: []string{"A"}}, "p", time.Minute)
+			s.CreateJob(ctx, patent.Job{ID: fmt.Sprintf("job-%d", i), UserID: int64(i), Companies: []string{"A"}}, 0)
 		}
-		s.StartJob(ctx, "job-2", "p", time.Minute)
+		// job-2 of user 2 is the fairest only once each user before it
+		// has a job running.
+		for unit := range int64(3) {
+			if j, ok, err := s.ClaimJob(ctx, unit+1); err != nil || !ok || j.ID != fmt.Sprintf("job-%d", unit) {
+				t.Fatalf("ClaimJob = %v, %v, %v", j.ID, ok, err)
+			}
+		}
+		for _, id := range []string{"job-0", "job-1"} {
+			j, _ := s.Job(ctx, id)
+			if err := s.FinishJob(ctx, id, j.UnitID, patent.JobCompleted, nil, "", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
 		var ids []string
 		cursor := ""
 		for {

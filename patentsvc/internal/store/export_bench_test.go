@@ -16,6 +16,7 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/export"
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
@@ -27,7 +28,7 @@ import (
 func BenchmarkExportCSV100k(b *testing.B) {
 	const rows = 100_000
 	dsn := storetest.DSN(b, store.SQLite)
-	s, err := store.Open(b.Context(), store.SQLite, dsn, store.Pool{MaxOpen: 4, MaxIdle: 4, MaxLifetime: time.Hour}, slog.New(slog.DiscardHandler), time.Now)
+	s, err := store.Open(b.Context(), store.SQLite, dsn, store.Pool{MaxOpen: 4, MaxIdle: 4, MaxLifetime: time.Hour}, slog.New(slog.DiscardHandler), time.Now, queue.Migrate)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,32 @@ import (
 
 func count(n int) *int { return &n }
 
+// dueOf is tracked company id's current due time (zero once untracked).
+func dueOf(t *testing.T, s *store.Store, id int64) time.Time {
+	t.Helper()
+	c, err := s.TrackedCompany(ctx, id)
+	if err != nil && !errors.Is(err, patent.ErrNotFound) {
+		t.Fatal(err)
+	}
+	return c.NextRunAt
+}
+
+// recordRun records a run of company id at its current due time, as its
+// scheduled run's unit would.
+func recordRun(t *testing.T, s *store.Store, id int64, n int, at time.Time, failures int, next time.Time,
+	alert *patent.Alert, compose patent.Deliveries[patent.Alert]) error {
+	t.Helper()
+	_, err := s.RecordRun(ctx, id, dueOf(t, s, id), n, at, failures, next, alert, compose)
+	return err
+}
+
+// recordFailure records a failed run of company id at its current due time.
+func recordFailure(t *testing.T, s *store.Store, id int64, at time.Time, failures int, next time.Time) error {
+	t.Helper()
+	_, err := s.RecordFailure(ctx, id, dueOf(t, s, id), at, failures, next)
+	return err
+}
+
 // mustHistory returns the runs of the company tracked as name since since.
 func mustHistory(t *testing.T, s *store.Store, name patent.CompanyName, since time.Time) []patent.TrackingRun {
 	t.Helper()
@@ -37,21 +63,21 @@ func TestTrackingHistory(t *testing.T) {
 		other, _ := s.CreateTracked(ctx, "Other")
 		t0 := time.Date(2026, 1, 10, 9, 0, 0, 0, time.UTC)
 		day := 24 * time.Hour
-		if err := s.RecordRun(ctx, acme.ID, 10, t0, 0, t0.Add(day), nil, nil); err != nil {
+		if err := recordRun(t, s, acme.ID, 10, t0, 0, t0.Add(day), nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.RecordFailure(ctx, acme.ID, t0.Add(day), 1, t0.Add(day+time.Minute)); err != nil {
+		if err := recordFailure(t, s, acme.ID, t0.Add(day), 1, t0.Add(day+time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		// Searched, then the analysis failed: a count, not a success.
-		if err := s.RecordRun(ctx, acme.ID, 11, t0.Add(day+time.Minute), 2, t0.Add(day+3*time.Minute), nil, nil); err != nil {
+		if err := recordRun(t, s, acme.ID, 11, t0.Add(day+time.Minute), 2, t0.Add(day+3*time.Minute), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		alert := patent.Alert{CompanyName: "Acme Corp", AlertType: patent.AlertTypePatentCountChange, Message: "up", OldValue: 11, NewValue: 20}
-		if err := s.RecordRun(ctx, acme.ID, 20, t0.Add(2*day), 0, t0.Add(3*day), &alert, deliveriesOf[patent.Alert]("h", "https://a.example/h")); err != nil {
+		if err := recordRun(t, s, acme.ID, 20, t0.Add(2*day), 0, t0.Add(3*day), &alert, deliveriesOf[patent.Alert]("h", "https://a.example/h")); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.RecordRun(ctx, other.ID, 99, t0, 0, t0.Add(day), nil, nil); err != nil {
+		if err := recordRun(t, s, other.ID, 99, t0, 0, t0.Add(day), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 
@@ -107,13 +133,13 @@ func TestRecordRunIsOneTransaction(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		acme, _ := s.CreateTracked(ctx, "Acme")
 		t0 := time.Date(2026, 1, 10, 9, 0, 0, 0, time.UTC)
-		if err := s.RecordRun(ctx, acme.ID, 10, t0, 0, t0.Add(time.Hour), nil, nil); err != nil {
+		if err := recordRun(t, s, acme.ID, 10, t0, 0, t0.Add(time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		before := mustTrackedID(t, s, acme.ID)
 		alert := testAlert
 		failing := func(patent.Alert) ([]patent.Delivery, error) { return nil, errors.New("boom") }
-		if err := s.RecordRun(ctx, acme.ID, 20, t0.Add(time.Hour), 0, t0.Add(2*time.Hour), &alert, failing); err == nil {
+		if err := recordRun(t, s, acme.ID, 20, t0.Add(time.Hour), 0, t0.Add(2*time.Hour), &alert, failing); err == nil {
 			t.Fatal("RecordRun with a failing composer = nil, want an error")
 		}
 		if got := mustTrackedID(t, s, acme.ID); got.LastPatentCount != 10 || !got.NextRunAt.Equal(before.NextRunAt) {
@@ -129,10 +155,10 @@ func TestRecordRunIsOneTransaction(t *testing.T) {
 		if err := s.DeleteTracked(ctx, "Acme"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.RecordRun(ctx, acme.ID, 30, t0.Add(time.Hour), 0, t0.Add(2*time.Hour), &alert, deliveriesOf[patent.Alert]("u", "https://a.example/h")); err != nil {
+		if err := recordRun(t, s, acme.ID, 30, t0.Add(time.Hour), 0, t0.Add(2*time.Hour), &alert, deliveriesOf[patent.Alert]("u", "https://a.example/h")); err != nil {
 			t.Errorf("RecordRun(untracked) = %v, want nil", err)
 		}
-		if err := s.RecordFailure(ctx, acme.ID, t0.Add(time.Hour), 1, t0.Add(2*time.Hour)); err != nil {
+		if err := recordFailure(t, s, acme.ID, t0.Add(time.Hour), 1, t0.Add(2*time.Hour)); err != nil {
 			t.Errorf("RecordFailure(untracked) = %v, want nil", err)
 		}
 		if alerts, _ := s.ListAlerts(ctx, 10); len(alerts) != 0 || countDeliveries(t, s) != 0 {
@@ -152,7 +178,7 @@ func TestPruneTrackingRuns(t *testing.T) {
 		for i := range n {
 			at := t0.Add(time.Duration(i) * time.Minute)
 			for _, id := range []int64{acme.ID, beta.ID} {
-				if err := s.RecordRun(ctx, id, i, at, 0, at.Add(time.Minute), nil, nil); err != nil {
+				if err := recordRun(t, s, id, i, at, 0, at.Add(time.Minute), nil, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -253,7 +279,7 @@ func TestRunPrunerPrunesAtStart(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		acme, _ := s.CreateTracked(ctx, "Acme")
 		old := time.Now().AddDate(-3, 0, 0)
-		if err := s.RecordRun(ctx, acme.ID, 1, old, 0, old.Add(time.Hour), nil, nil); err != nil {
+		if err := recordRun(t, s, acme.ID, 1, old, 0, old.Add(time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		pctx, cancel := context.WithCancel(ctx)

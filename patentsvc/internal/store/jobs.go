@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,20 +14,20 @@ import (
 )
 
 type jobRow struct {
-	ID             string `gorm:"primaryKey"`
-	UserID         *int64
-	Status         string
-	Total          int
-	Completed      int
-	Model          *string
-	Request        string
-	Result         *string
-	Error          *string
-	LeaseOwner     *string
-	LeaseExpiresAt *time.Time
-	TraceParent    *string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	ID          string `gorm:"primaryKey"`
+	UserID      *int64
+	Status      string
+	Total       int
+	Completed   int
+	Model       *string
+	Request     string
+	Result      *string
+	Error       *string
+	UnitID      *int64
+	StartedAt   *time.Time
+	TraceParent *string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 func (jobRow) TableName() string { return "jobs" }
@@ -39,7 +40,8 @@ type jobRequest struct {
 
 func (r jobRow) toDomain() (patent.Job, error) {
 	j := patent.Job{ID: r.ID, UserID: derefID(r.UserID), Status: r.Status, Total: r.Total, Completed: r.Completed, Model: deref(r.Model),
-		Error: r.Error, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), TraceParent: deref(r.TraceParent)}
+		Error: r.Error, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), TraceParent: deref(r.TraceParent),
+		UnitID: derefID(r.UnitID), StartedAt: utcPtr(r.StartedAt)}
 	var req jobRequest
 	if err := json.Unmarshal([]byte(r.Request), &req); err != nil {
 		return patent.Job{}, fmt.Errorf("job %s: decode request: %w", r.ID, err)
@@ -55,18 +57,47 @@ func (r jobRow) toDomain() (patent.Job, error) {
 	return j, nil
 }
 
-// CreateJob stores a pending job of j.UserID held by owner for leaseFor,
-// with j.TraceParent (NULL when empty).
-func (s *Store) CreateJob(ctx context.Context, j patent.Job, owner string, leaseFor time.Duration) (patent.Job, error) {
+// unfinished are the statuses of a job that has not ended.
+var unfinished = []string{patent.JobPending, patent.JobRunning}
+
+// CreateJob stores a pending job of j.UserID, with j.TraceParent (NULL
+// when empty), and queues its JobStart in the same transaction. When the
+// user has maxPerUser unfinished jobs already (maxPerUser > 0), it stores
+// nothing and returns a *patent.TooManyJobsError (its RetryAfter zero).
+// Submissions and the workers' picks are ordered by one lock, so two
+// submissions at once cannot both pass the limit.
+func (s *Store) CreateJob(ctx context.Context, j patent.Job, maxPerUser int) (patent.Job, error) {
 	req, err := json.Marshal(jobRequest{Companies: j.Companies, MaxWorkers: j.MaxWorkers})
 	if err != nil {
 		return patent.Job{}, err
 	}
 	now := utc(s.now())
-	exp := now.Add(leaseFor)
 	row := jobRow{ID: j.ID, UserID: optID(j.UserID), Status: patent.JobPending, Total: len(j.Companies), Model: opt(j.Model), Request: string(req),
-		LeaseOwner: &owner, LeaseExpiresAt: &exp, TraceParent: opt(j.TraceParent), CreatedAt: now, UpdatedAt: now}
-	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+		TraceParent: opt(j.TraceParent), CreatedAt: now, UpdatedAt: now}
+	err = s.inTx(ctx, func(tx *gorm.DB) error {
+		if err := s.lockKey(tx, lockJobs); err != nil {
+			return err
+		}
+		if maxPerUser > 0 {
+			var n int64
+			if err := tx.Model(&jobRow{}).Where("user_id = ? AND status IN ?", j.UserID, unfinished).Count(&n).Error; err != nil {
+				return err
+			}
+			if n >= int64(maxPerUser) {
+				return &patent.TooManyJobsError{Limit: maxPerUser}
+			}
+		}
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		_, err := s.enqueue(ctx, tx, patent.JobStart{JobID: row.ID})
+		return err
+	})
+	var full *patent.TooManyJobsError
+	if errors.As(err, &full) {
+		return patent.Job{}, full // its text is what the client reads
+	}
+	if err != nil {
 		return patent.Job{}, fmt.Errorf("create job: %w", translate(err, patent.ErrNotFound, patent.ErrConflict))
 	}
 	return row.toDomain()
@@ -120,79 +151,92 @@ func (s *Store) ListJobs(ctx context.Context, f patent.JobFilter, limit int, aft
 	return out, next, nil
 }
 
-// ErrLeaseLost is returned when a job's lease is no longer held by the
-// caller (it expired and the job was failed).
-var ErrLeaseLost = fmt.Errorf("job lease lost: %w", patent.ErrConflict)
+// ErrJobLost is returned when a job is no longer held by the unit that
+// reports on it (the sweep failed it after its unit was given up).
+var ErrJobLost = fmt.Errorf("job no longer held by its unit: %w", patent.ErrConflict)
 
-// updateHeld applies values to job id if owner still holds its lease and it
-// is pending or running, renewing the lease for leaseFor.
-func (s *Store) updateHeld(ctx context.Context, id, owner string, leaseFor time.Duration, values map[string]any) error {
-	now := utc(s.now())
-	values["updated_at"] = now
-	values["lease_expires_at"] = now.Add(leaseFor)
+// ClaimJob takes a job up for unit (a JobStart's UnitID): the job the
+// unit holds already, if it is still running (the unit is run again after
+// its process died or a shutdown cut it short), or else the fairest
+// pending job, which it marks running, started now and held by unit. The
+// fairest is the oldest pending job of the user with the fewest running
+// (decisions.md), whichever job's submission queued the unit. ok is false
+// when there is none: every pending job is taken already.
+func (s *Store) ClaimJob(ctx context.Context, unit int64) (j patent.Job, ok bool, err error) {
+	var row jobRow
+	err = s.inTx(ctx, func(tx *gorm.DB) error {
+		if err := s.lockKey(tx, lockJobs); err != nil {
+			return err
+		}
+		err := tx.Where("unit_id = ? AND status = ?", unit, patent.JobRunning).Take(&row).Error
+		if err == nil || !errors.Is(err, gorm.ErrRecordNotFound) {
+			ok = err == nil
+			return err
+		}
+		err = tx.Raw(`SELECT j.* FROM jobs j WHERE j.status = ? ORDER BY
+			(SELECT COUNT(*) FROM jobs r WHERE r.status = ? AND COALESCE(r.user_id, 0) = COALESCE(j.user_id, 0)),
+			j.created_at, j.id LIMIT 1`, patent.JobPending, patent.JobRunning).Scan(&row).Error
+		if err != nil || row.ID == "" {
+			return err
+		}
+		now := utc(s.now())
+		row.Status, row.UnitID, row.StartedAt, row.UpdatedAt = patent.JobRunning, &unit, &now, now
+		ok = true
+		return tx.Model(&jobRow{}).Where("id = ? AND status = ?", row.ID, patent.JobPending).
+			Updates(map[string]any{"status": patent.JobRunning, "unit_id": unit, "started_at": now, "updated_at": now}).Error
+	})
+	if err != nil || !ok {
+		return patent.Job{}, false, wrapErr("claim job", err)
+	}
+	j, err = row.toDomain()
+	return j, err == nil, err
+}
+
+// wrapErr wraps err with what failed, nil staying nil.
+func wrapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// JobProgress records that a job held by unit has finished completed of
+// its companies; a count lower than the recorded one (a job run again from
+// the start) leaves it as it is. Returns ErrJobLost when unit no longer
+// holds the job.
+func (s *Store) JobProgress(ctx context.Context, id string, unit int64, completed int) error {
 	res := s.db.WithContext(ctx).Model(&jobRow{}).
-		Where("id = ? AND lease_owner = ? AND status IN ?", id, owner, []string{patent.JobPending, patent.JobRunning}).
-		Updates(values)
+		Where("id = ? AND unit_id = ? AND status = ?", id, unit, patent.JobRunning).
+		Updates(map[string]any{"completed": gorm.Expr("CASE WHEN completed < ? THEN ? ELSE completed END", completed, completed),
+			"updated_at": utc(s.now())})
 	if res.Error != nil {
 		return fmt.Errorf("update job %s: %w", id, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("job %s: %w", id, ErrLeaseLost)
+		return fmt.Errorf("job %s: %w", id, ErrJobLost)
 	}
 	return nil
 }
 
-// StartJob marks a held job running.
-func (s *Store) StartJob(ctx context.Context, id, owner string, leaseFor time.Duration) error {
-	return s.updateHeld(ctx, id, owner, leaseFor, map[string]any{"status": patent.JobRunning})
-}
-
-// JobProgress records how many companies a held job has finished.
-func (s *Store) JobProgress(ctx context.Context, id, owner string, completed int, leaseFor time.Duration) error {
-	return s.updateHeld(ctx, id, owner, leaseFor, map[string]any{"completed": completed})
-}
-
-// FinishJob ends a held job: completed with its result, or failed with an
-// error (and the partial result, if any). The lease is released. In the
-// same transaction it stores the webhook deliveries that compose returns
-// for the finished job (decisions.md: a job end and its deliveries commit
-// together); compose may be nil. Returns ErrLeaseLost when owner no longer
-// holds the job.
-func (s *Store) FinishJob(ctx context.Context, id, owner, status string, result *patent.BatchResult, errMsg string, compose patent.Deliveries[patent.Job]) error {
-	values := map[string]any{"status": status, "lease_owner": nil, "lease_expires_at": nil, "updated_at": utc(s.now())}
-	if result != nil {
-		b, err := json.Marshal(result)
-		if err != nil {
-			return err
-		}
-		values["result"] = string(b)
-		values["completed"] = len(result.Results)
+// FinishJob ends a job held by unit: completed with its result, or failed
+// with an error (and the partial result, if any). In the same transaction
+// it stores the webhook deliveries that compose returns for the finished
+// job (decisions.md: a job end and its deliveries commit together);
+// compose may be nil. Returns ErrJobLost when unit no longer holds the job.
+func (s *Store) FinishJob(ctx context.Context, id string, unit int64, status string, result *patent.BatchResult, errMsg string, compose patent.Deliveries[patent.Job]) error {
+	values, err := endValues(status, result, errMsg, utc(s.now()))
+	if err != nil {
+		return err
 	}
-	if errMsg != "" {
-		values["error"] = errMsg
-	}
-	err := s.inTx(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&jobRow{}).
-			Where("id = ? AND lease_owner = ? AND status IN ?", id, owner, []string{patent.JobPending, patent.JobRunning}).
-			Updates(values)
+	err = s.inTx(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&jobRow{}).Where("id = ? AND unit_id = ? AND status = ?", id, unit, patent.JobRunning).Updates(values)
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
-			return ErrLeaseLost
+			return ErrJobLost
 		}
-		if compose == nil {
-			return nil
-		}
-		var row jobRow
-		if err := tx.Take(&row, "id = ?", id).Error; err != nil {
-			return err
-		}
-		j, err := row.toDomain()
-		if err != nil {
-			return err
-		}
-		return withDeliveries(s, tx, compose, j)
+		return s.jobEnded(tx, id, compose)
 	})
 	if err != nil {
 		return fmt.Errorf("finish job %s: %w", id, err)
@@ -200,33 +244,120 @@ func (s *Store) FinishJob(ctx context.Context, id, owner, status string, result 
 	return nil
 }
 
-// RenewLeases extends the leases of every unfinished job owner holds and
-// returns how many.
-func (s *Store) RenewLeases(ctx context.Context, owner string, leaseFor time.Duration) (int64, error) {
-	now := utc(s.now())
-	res := s.db.WithContext(ctx).Model(&jobRow{}).
-		Where("lease_owner = ? AND status IN ?", owner, []string{patent.JobPending, patent.JobRunning}).
-		Update("lease_expires_at", now.Add(leaseFor))
-	if res.Error != nil {
-		return 0, fmt.Errorf("renew job leases: %w", res.Error)
+// endValues are the columns of a job that ends with status.
+func endValues(status string, result *patent.BatchResult, errMsg string, now time.Time) (map[string]any, error) {
+	values := map[string]any{"status": status, "updated_at": now}
+	if result != nil {
+		b, err := json.Marshal(result)
+		if err != nil {
+			return nil, err
+		}
+		values["result"] = string(b)
+		values["completed"] = len(result.Results)
 	}
-	return res.RowsAffected, nil
+	if errMsg != "" {
+		values["error"] = errMsg
+	}
+	return values, nil
 }
 
-// FailExpiredJobs fails every pending or running job whose lease has
-// expired (its process stopped) and returns how many.
-func (s *Store) FailExpiredJobs(ctx context.Context, reason string) (int64, error) {
-	now := utc(s.now())
-	var n int64
-	err := s.inTx(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&jobRow{}).
-			Where("status IN ? AND (lease_expires_at IS NULL OR lease_expires_at < ?)", []string{patent.JobPending, patent.JobRunning}, now).
-			Updates(map[string]any{"status": patent.JobFailed, "error": reason, "lease_owner": nil, "lease_expires_at": nil, "updated_at": now})
-		n = res.RowsAffected
-		return res.Error
-	})
+// jobEnded stores, in tx, the deliveries compose returns for job id as
+// it now stands (nil compose: none).
+func (s *Store) jobEnded(tx *gorm.DB, id string, compose patent.Deliveries[patent.Job]) error {
+	if compose == nil {
+		return nil
+	}
+	var row jobRow
+	if err := tx.Take(&row, "id = ?", id).Error; err != nil {
+		return err
+	}
+	j, err := row.toDomain()
 	if err != nil {
-		return 0, fmt.Errorf("fail expired jobs: %w", err)
+		return err
+	}
+	return withDeliveries(s, tx, compose, j)
+}
+
+// FailOrphanedJobs fails, with reason, every running job whose unit is
+// no longer alive: River gave the unit up after its runs' processes died
+// (or an operator cancelled it). Each failure stores its job.completed
+// deliveries in its transaction (decisions.md: a job that fails because
+// its process died is heard like any other). Returns how many.
+func (s *Store) FailOrphanedJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error) {
+	n, err := s.failJobs(ctx, "status = ? AND NOT "+unitAlive("jobs.unit_id"), reason, compose)
+	return n, wrapErr("fail orphaned jobs", err)
+}
+
+// FailRunningJobs fails, with reason, every running job: at the start of
+// the only process there is (SQLite), every running job is one its dead
+// predecessor held (the spec: after a restart, the jobs that were running
+// fail). Each failure stores its deliveries in its transaction. Returns
+// how many.
+func (s *Store) FailRunningJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error) {
+	n, err := s.failJobs(ctx, "status = ?", reason, compose)
+	return n, wrapErr("fail running jobs", err)
+}
+
+// failJobs fails the running jobs that where (a condition on status, then
+// anything else) selects, each in its own transaction with its
+// deliveries.
+func (s *Store) failJobs(ctx context.Context, where, reason string, compose patent.Deliveries[patent.Job]) (int64, error) {
+	var ids []string
+	if err := s.db.WithContext(ctx).Model(&jobRow{}).Where(where, patent.JobRunning).Pluck("id", &ids).Error; err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, id := range ids {
+		err := s.inTx(ctx, func(tx *gorm.DB) error {
+			values, _ := endValues(patent.JobFailed, nil, reason, utc(s.now()))
+			res := tx.Model(&jobRow{}).Where("id = ? AND ("+where+")", id, patent.JobRunning).Updates(values)
+			if res.Error != nil || res.RowsAffected == 0 {
+				return res.Error
+			}
+			n++
+			return s.jobEnded(tx, id, compose)
+		})
+		if err != nil {
+			return n, err
+		}
 	}
 	return n, nil
+}
+
+// RefillJobStarts queues a JobStart for every pending job beyond the job
+// starts alive and not holding a job (a unit given up before it took a
+// job up, or jobs stored before the queue existed), so that every pending
+// job has a unit to start it. Returns how many it queued.
+func (s *Store) RefillJobStarts(ctx context.Context) (int64, error) {
+	var queued int64
+	err := s.inTx(ctx, func(tx *gorm.DB) error {
+		if err := s.lockKey(tx, lockJobs); err != nil {
+			return err
+		}
+		var pending, free int64
+		if err := tx.Model(&jobRow{}).Where("status = ?", patent.JobPending).Count(&pending).Error; err != nil {
+			return err
+		}
+		err := tx.Raw(`SELECT COUNT(*) FROM river_job r WHERE r.kind = ? AND r.state IN `+liveUnitStates+
+			` AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.unit_id = r.id AND j.status = ?)`, kindJobStart, patent.JobRunning).Scan(&free).Error
+		if err != nil || pending <= free {
+			return err
+		}
+		var ids []string
+		if err := tx.Model(&jobRow{}).Where("status = ?", patent.JobPending).Order("created_at, id").
+			Limit(int(pending-free)).Pluck("id", &ids).Error; err != nil {
+			return err
+		}
+		units := make([]patent.Unit, len(ids))
+		for i, id := range ids {
+			units[i] = patent.JobStart{JobID: id}
+		}
+		queued = int64(len(units))
+		_, err = s.enqueue(ctx, tx, units...)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("refill job starts: %w", err)
+	}
+	return queued, nil
 }

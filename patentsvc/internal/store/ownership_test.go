@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
@@ -58,7 +57,7 @@ func TestJobOwnership(t *testing.T) {
 			if i%3 == 1 {
 				owner = bob.ID
 			}
-			j, err := s.CreateJob(ctx, patent.Job{ID: id, UserID: owner, Companies: []string{"A"}}, "p", time.Minute)
+			j, err := s.CreateJob(ctx, patent.Job{ID: id, UserID: owner, Companies: []string{"A"}}, 0)
 			if err != nil || j.UserID != owner {
 				t.Fatalf("CreateJob = %+v, %v; want user %d", j, err, owner)
 			}
@@ -70,7 +69,7 @@ func TestJobOwnership(t *testing.T) {
 			}
 		}
 		// A job from before jobs had owners (UserID 0): no one's.
-		if _, err := s.CreateJob(ctx, patent.Job{ID: "job-legacy", Companies: []string{"A"}}, "p", time.Minute); err != nil {
+		if _, err := s.CreateJob(ctx, patent.Job{ID: "job-legacy", Companies: []string{"A"}}, 0); err != nil {
 			t.Fatal(err)
 		}
 		all = slices.Insert(all, 0, "job-legacy")
@@ -89,14 +88,18 @@ func TestJobOwnership(t *testing.T) {
 				t.Errorf("%s: ListJobs = %v, want %v", tt.name, got, tt.want)
 			}
 		}
-		if err := s.StartJob(ctx, bobJobs[0], "p", time.Minute); err != nil {
-			t.Fatal(err)
+		// Two units take up the fairest jobs: ada's oldest, then bob's
+		// oldest (bob runs none yet).
+		for unit := range int64(2) {
+			if _, ok, err := s.ClaimJob(ctx, unit+1); !ok || err != nil {
+				t.Fatalf("ClaimJob = %v, %v", ok, err)
+			}
 		}
-		if got := listJobIDs(t, s, patent.JobFilter{UserID: ada.ID, Status: patent.JobRunning}); len(got) != 0 {
-			t.Errorf("ada's running jobs = %v, want none (bob's job is running)", got)
+		if got := listJobIDs(t, s, patent.JobFilter{UserID: ada.ID, Status: patent.JobRunning}); !slices.Equal(got, adaJobs[len(adaJobs)-1:]) {
+			t.Errorf("ada's running jobs = %v, want %v", got, adaJobs[len(adaJobs)-1:])
 		}
-		if got := listJobIDs(t, s, patent.JobFilter{UserID: bob.ID, Status: patent.JobRunning}); !slices.Equal(got, bobJobs[:1]) {
-			t.Errorf("bob's running jobs = %v, want %v", got, bobJobs[:1])
+		if got := listJobIDs(t, s, patent.JobFilter{UserID: bob.ID, Status: patent.JobRunning}); !slices.Equal(got, bobJobs[len(bobJobs)-1:]) {
+			t.Errorf("bob's running jobs = %v, want %v", got, bobJobs[len(bobJobs)-1:])
 		}
 
 		// Deleting bob keeps his jobs, still his.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 // Dialects.
@@ -37,15 +40,36 @@ type Store struct {
 	db      *gorm.DB
 	dialect string
 	now     func() time.Time
+	queue   Queue
 }
+
+// Queue puts units of work in the database in the caller's transaction;
+// *queue.Queue implements it. The store queues the unit of every piece of
+// work it stores (a job, a tracked company's due run, a webhook delivery)
+// in the transaction that stores it.
+type Queue interface {
+	// InsertTx queues units in tx and returns them as stored (their ids,
+	// river_job.id), in order; a unit queued already keeps its id and is
+	// marked a duplicate.
+	InsertTx(ctx context.Context, tx *sql.Tx, units ...patent.Unit) ([]patent.Queued, error)
+}
+
+// EngineMigration applies the work queue's own migrations through inTx,
+// which runs its function in a transaction of its own on the connection
+// that holds the store's migration lock, after the store's own migrations
+// (queue.Migrate).
+type EngineMigration func(ctx context.Context, inTx func(func(*sql.Tx) error) error, dialect string) error
 
 // Open connects to the database of dialect (Postgres: a postgres:// URL or
 // a libpq key=value DSN; SQLite: a file path, with or without a sqlite: or
 // file: prefix, whose directory is created if missing), applies pending
-// migrations and returns the store. The caller decides the dialect
-// (config reads DATABASE_URL); Open never guesses it from the DSN. now is
-// the clock for the timestamps the store writes.
-func Open(ctx context.Context, dialect, dsn string, pool Pool, logger *slog.Logger, now func() time.Time) (*Store, error) {
+// migrations, then engine's (nil: none), and returns the store. The caller
+// decides the dialect (config reads DATABASE_URL); Open never guesses it
+// from the DSN. now is the clock for the timestamps the store writes.
+//
+// The store queues no work until UseQueue gives it the queue: the methods
+// that store work fail until then.
+func Open(ctx context.Context, dialect, dsn string, pool Pool, logger *slog.Logger, now func() time.Time, engine EngineMigration) (*Store, error) {
 	cfg := &gorm.Config{
 		Logger:                                   newGormLogger(logger),
 		TranslateError:                           true,
@@ -91,7 +115,7 @@ func Open(ctx context.Context, dialect, dsn string, pool Pool, logger *slog.Logg
 		sqlDB.Close()
 		return nil, err
 	}
-	if err := s.migrate(ctx, logger); err != nil {
+	if err := s.migrate(ctx, logger, engine); err != nil {
 		sqlDB.Close()
 		return nil, err
 	}
@@ -101,6 +125,30 @@ func Open(ctx context.Context, dialect, dsn string, pool Pool, logger *slog.Logg
 
 // Dialect returns Postgres or SQLite.
 func (s *Store) Dialect() string { return s.dialect }
+
+// SQL is the store's connection pool, on which the work queue runs (its
+// units are inserted in the store's transactions).
+func (s *Store) SQL() (*sql.DB, error) { return s.db.DB() }
+
+// UseQueue gives the store the work queue it inserts units into. Call it
+// once, before the store is shared.
+func (s *Store) UseQueue(q Queue) { s.queue = q }
+
+// errNoQueue is returned by the methods that store work before UseQueue.
+var errNoQueue = errors.New("store: no work queue (UseQueue)")
+
+// enqueue queues units in tx, the GORM transaction that stores their work,
+// and returns them as stored.
+func (s *Store) enqueue(ctx context.Context, tx *gorm.DB, units ...patent.Unit) ([]patent.Queued, error) {
+	if s.queue == nil {
+		return nil, errNoQueue
+	}
+	sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx)
+	if !ok {
+		return nil, fmt.Errorf("store: enqueue outside a transaction (%T)", tx.Statement.ConnPool)
+	}
+	return s.queue.InsertTx(ctx, sqlTx, units...)
+}
 
 // Close closes the connection pool.
 func (s *Store) Close() error {
@@ -142,6 +190,9 @@ func (s *Store) lockKey(tx *gorm.DB, key int64) error {
 const (
 	lockMigrations int64 = 0x7061_7465_6e74_0001
 	lockAdmins     int64 = 0x7061_7465_6e74_0002
+	// lockJobs orders the changes that count jobs: a submission against
+	// its user's limit, a worker's pick of the fairest job, the sweeps.
+	lockJobs int64 = 0x7061_7465_6e74_0004
 )
 
 // utc normalises a time as the store keeps it.
@@ -185,8 +236,9 @@ func (s *Store) migrations() ([]migration, error) {
 }
 
 // migrate applies the migrations not yet recorded, each in its own
-// transaction, on one connection that holds the migration lock.
-func (s *Store) migrate(ctx context.Context, logger *slog.Logger) error {
+// transaction, then engine's in one more, on one connection that holds the
+// migration lock.
+func (s *Store) migrate(ctx context.Context, logger *slog.Logger, engine EngineMigration) error {
 	ms, err := s.migrations()
 	if err != nil {
 		return fmt.Errorf("store: read migrations: %w", err)
@@ -233,6 +285,21 @@ func (s *Store) migrate(ctx context.Context, logger *slog.Logger) error {
 				continue
 			}
 			logger.Info("database migrated", "version", m.version, "name", m.name, "dialect", s.dialect)
+		}
+		if engine == nil {
+			return nil
+		}
+		inTx := func(fn func(*sql.Tx) error) error {
+			return conn.Transaction(func(tx *gorm.DB) error {
+				sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx)
+				if !ok {
+					return fmt.Errorf("not a transaction (%T)", tx.Statement.ConnPool)
+				}
+				return fn(sqlTx)
+			})
+		}
+		if err := engine(ctx, inTx, s.dialect); err != nil {
+			return fmt.Errorf("work queue migrations: %w", err)
 		}
 		return nil
 	})

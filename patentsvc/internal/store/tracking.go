@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/shared/observe"
 )
 
 type trackedCompanyRow struct {
@@ -21,6 +22,8 @@ type trackedCompanyRow struct {
 	CreatedAt       time.Time
 	// ConsecutiveFailures: migration 0006.
 	ConsecutiveFailures int
+	// UnitID: the unit of its current due time (migration 0009).
+	UnitID *int64
 }
 
 func (trackedCompanyRow) TableName() string { return "tracked_companies" }
@@ -49,8 +52,10 @@ func (s *Store) ListTracked(ctx context.Context) ([]patent.TrackedCompany, error
 }
 
 // CreateTracked starts tracking a company, due for its first scheduled run
-// at once. When a company of the same name, in any letter case, is tracked
-// already, it returns a *patent.AlreadyTrackedError (a kind of
+// at once: its run is queued in the same transaction (decisions.md: the
+// first run of a newly tracked company at once), for whichever replica
+// takes it up first. When a company of the same name, in any letter case,
+// is tracked already, it returns a *patent.AlreadyTrackedError (a kind of
 // patent.ErrConflict) carrying that company's current state.
 //
 // The insert skips a conflicting row instead of failing (a failed statement
@@ -64,8 +69,13 @@ func (s *Store) CreateTracked(ctx context.Context, name patent.CompanyName) (pat
 		for range 3 {
 			row = trackedCompanyRow{CompanyName: name.String(), NextRunAt: now, CreatedAt: now}
 			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
-			if res.Error != nil || res.RowsAffected == 1 {
+			if res.Error != nil {
 				return res.Error
+			}
+			if res.RowsAffected == 1 {
+				// The first run's span links to this request's.
+				_, err := s.queueRuns(ctx, tx, []trackedCompanyRow{row}, observe.TraceParent(ctx))
+				return err
 			}
 			cur, err := trackedByName(tx, name)
 			if err == nil {
@@ -81,6 +91,31 @@ func (s *Store) CreateTracked(ctx context.Context, name patent.CompanyName) (pat
 		return patent.TrackedCompany{}, fmt.Errorf("track %q: %w", name, translate(err, patent.ErrNotFound, patent.ErrConflict))
 	}
 	return row.toDomain(), nil
+}
+
+// queueRuns queues, in tx, the scheduled run of each company's current
+// due time, with traceParent, records the units on the companies and
+// returns how many were queued anew (not queued already by another
+// replica).
+func (s *Store) queueRuns(ctx context.Context, tx *gorm.DB, rows []trackedCompanyRow, traceParent string) (int, error) {
+	units := make([]patent.Unit, len(rows))
+	for i, r := range rows {
+		units[i] = patent.ScheduledRun{TrackedID: r.ID, DueAt: utc(r.NextRunAt), TraceParent: traceParent}
+	}
+	queued, err := s.enqueue(ctx, tx, units...)
+	if err != nil {
+		return 0, err
+	}
+	fresh := 0
+	for i, r := range rows {
+		if !queued[i].Duplicate {
+			fresh++
+		}
+		if err := tx.Model(&trackedCompanyRow{}).Where("id = ?", r.ID).Update("unit_id", queued[i].UnitID).Error; err != nil {
+			return 0, err
+		}
+	}
+	return fresh, nil
 }
 
 // trackedByName reads the company tracked under name in any letter case.
@@ -103,69 +138,44 @@ func (s *Store) DeleteTracked(ctx context.Context, name patent.CompanyName) erro
 	return nil
 }
 
-// ClaimDue claims up to limit tracked companies whose next run is due,
-// oldest due first, by moving their next run hold into the future: a
-// claimed company is not due again until the claim lapses, so a replica
-// (or a new leader) cannot run it twice, and a run that never reports back
-// (a crash) is retried once the hold has passed, not skipped. On
-// PostgreSQL the rows are locked with FOR UPDATE SKIP LOCKED, so claims
-// made at the same moment split the due rows instead of waiting.
-func (s *Store) ClaimDue(ctx context.Context, limit int, hold time.Duration) ([]patent.TrackedCompany, error) {
-	out, err := s.claim(ctx, "", nil, limit, hold)
-	if err != nil {
-		return nil, fmt.Errorf("claim due companies: %w", err)
+// TrackedCompany returns tracked company id, or patent.ErrNotFound when it
+// is no longer tracked.
+func (s *Store) TrackedCompany(ctx context.Context, id int64) (patent.TrackedCompany, error) {
+	var row trackedCompanyRow
+	if err := s.db.WithContext(ctx).Take(&row, "id = ?", id).Error; err != nil {
+		return patent.TrackedCompany{}, fmt.Errorf("tracked company %d: %w", id, translate(err, patent.ErrNotFound, patent.ErrConflict))
 	}
-	return out, nil
+	return row.toDomain(), nil
 }
 
-// ClaimTracked claims the tracked company id as ClaimDue would, if it is
-// due: the run of a newly tracked company started at once, on the replica
-// that tracked it, instead of at the dispatcher's next tick. It reports
-// false when the company is not due (a dispatcher claimed it first, or it
-// ran already) or no longer tracked. A company is claimed by one of
-// ClaimDue and ClaimTracked only, whichever replicas call them.
-func (s *Store) ClaimTracked(ctx context.Context, id int64, hold time.Duration) (patent.TrackedCompany, bool, error) {
-	out, err := s.claim(ctx, "id = ? AND ", []any{id}, 1, hold)
-	if err != nil {
-		return patent.TrackedCompany{}, false, fmt.Errorf("claim tracked company %d: %w", id, err)
-	}
-	if len(out) == 0 {
-		return patent.TrackedCompany{}, false, nil
-	}
-	return out[0], true, nil
-}
-
-// claim claims up to limit due companies that also match where (a
-// condition ending in AND, with its args; empty for any).
-func (s *Store) claim(ctx context.Context, where string, args []any, limit int, hold time.Duration) ([]patent.TrackedCompany, error) {
+// QueueDue queues the scheduled run of up to limit tracked companies that
+// are due and whose unit is no longer alive (it ran for an earlier due
+// time, or River gave it up), oldest due first. It returns how many
+// companies it looked at (limit means there may be more) and how many
+// runs it queued anew. Replicas may call it at once: on PostgreSQL each
+// locks the rows it takes (FOR UPDATE SKIP LOCKED) and skips the others',
+// and a run queued twice for one due time is queued once (the queue's
+// identity of a scheduled run is the company and the due time).
+func (s *Store) QueueDue(ctx context.Context, limit int) (seen, queued int, err error) {
 	now := utc(s.now())
 	lock := ""
 	if s.dialect == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
 	var rows []trackedCompanyRow
-	err := s.inTx(ctx, func(tx *gorm.DB) error {
-		q := "SELECT * FROM tracked_companies WHERE " + where + "next_run_at <= ? ORDER BY next_run_at, id LIMIT ?" + lock
-		if err := tx.Raw(q, append(args, now, limit)...).Scan(&rows).Error; err != nil {
+	err = s.inTx(ctx, func(tx *gorm.DB) error {
+		q := "SELECT * FROM tracked_companies t WHERE t.next_run_at <= ? AND (t.unit_id IS NULL OR NOT " + unitAlive("t.unit_id") +
+			") ORDER BY t.next_run_at, t.id LIMIT ?" + lock
+		if err := tx.Raw(q, now, limit).Scan(&rows).Error; err != nil || len(rows) == 0 {
 			return err
 		}
-		if len(rows) == 0 {
-			return nil
-		}
-		ids := make([]int64, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-		}
-		return tx.Model(&trackedCompanyRow{}).Where("id IN ?", ids).Update("next_run_at", now.Add(hold)).Error
+		queued, err = s.queueRuns(ctx, tx, rows, "")
+		return err
 	})
 	if err != nil {
-		return nil, err
+		return 0, 0, fmt.Errorf("queue due companies: %w", err)
 	}
-	out := make([]patent.TrackedCompany, len(rows))
-	for i, r := range rows {
-		out[i] = r.toDomain()
-	}
-	return out, nil
+	return len(rows), queued, nil
 }
 
 // RecordRun stores the outcome of a scheduled run whose search answered,
@@ -178,18 +188,22 @@ func (s *Store) claim(ctx context.Context, where string, args []any, limit int, 
 // history row says alert only when the alert is committed with it, and an
 // alert is never committed without its row and deliveries (decisions.md).
 //
-// A company untracked meanwhile is ignored: nothing is stored, its alert
+// The run is recorded only while the company is still due at due (the
+// due time its run was queued for): a due time is recorded once, however
+// often its unit runs, and recorded reports whether this call did. A
+// company untracked meanwhile is ignored too: nothing is stored, its alert
 // neither (untracking dropped its history, and with it the baseline the
 // alert compares against).
-func (s *Store) RecordRun(ctx context.Context, id int64, count int, at time.Time, failures int, next time.Time,
-	alert *patent.Alert, compose patent.Deliveries[patent.Alert]) error {
+func (s *Store) RecordRun(ctx context.Context, id int64, due time.Time, count int, at time.Time, failures int, next time.Time,
+	alert *patent.Alert, compose patent.Deliveries[patent.Alert]) (recorded bool, err error) {
 	at, next = utc(at), utc(next)
-	err := s.inTx(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&trackedCompanyRow{}).Where("id = ?", id).
+	err = s.inTx(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&trackedCompanyRow{}).Where("id = ? AND next_run_at = ?", id, utc(due)).
 			Updates(map[string]any{"last_patent_count": count, "last_analysis_at": at, "consecutive_failures": failures, "next_run_at": next})
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
+		recorded = true
 		run := trackingRunRow{TrackedCompanyID: id, RunAt: at, PatentCount: &count, Success: failures == 0, Alert: alert != nil}
 		if err := tx.Create(&run).Error; err != nil {
 			return err
@@ -201,40 +215,32 @@ func (s *Store) RecordRun(ctx context.Context, id int64, count int, at time.Time
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("record run of tracked company %d: %w", id, err)
+		return false, fmt.Errorf("record run of tracked company %d: %w", id, err)
 	}
-	return nil
+	return recorded, nil
 }
 
 // RecordFailure stores a scheduled run at at that failed before it had a
 // patent count (the search failed), in one transaction: on the tracked
 // company the consecutive failed runs ending with this one and the next
 // run (the count and the time of the last analysis stay as they were), and
-// the run's row in the company's history, without a count. A company
-// untracked meanwhile is ignored.
-func (s *Store) RecordFailure(ctx context.Context, id int64, at time.Time, failures int, next time.Time) error {
-	err := s.inTx(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&trackedCompanyRow{}).Where("id = ?", id).
+// the run's row in the company's history, without a count. As RecordRun,
+// it records only while the company is still due at due, and reports
+// whether it did.
+func (s *Store) RecordFailure(ctx context.Context, id int64, due, at time.Time, failures int, next time.Time) (recorded bool, err error) {
+	err = s.inTx(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&trackedCompanyRow{}).Where("id = ? AND next_run_at = ?", id, utc(due)).
 			Updates(map[string]any{"consecutive_failures": failures, "next_run_at": utc(next)})
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
+		recorded = true
 		return tx.Create(&trackingRunRow{TrackedCompanyID: id, RunAt: utc(at)}).Error
 	})
 	if err != nil {
-		return fmt.Errorf("record failed run of tracked company %d: %w", id, err)
+		return false, fmt.Errorf("record failed run of tracked company %d: %w", id, err)
 	}
-	return nil
-}
-
-// Reschedule sets a tracked company's next run, leaving everything else
-// as it was (a claimed company handed back unrun).
-func (s *Store) Reschedule(ctx context.Context, id int64, next time.Time) error {
-	err := s.db.WithContext(ctx).Model(&trackedCompanyRow{}).Where("id = ?", id).Update("next_run_at", utc(next)).Error
-	if err != nil {
-		return fmt.Errorf("reschedule tracked company %d: %w", id, err)
-	}
-	return nil
+	return recorded, nil
 }
 
 type alertRow struct {

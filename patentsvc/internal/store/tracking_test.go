@@ -1,13 +1,16 @@
 package store_test
 
 import (
+	"encoding/json"
 	"errors"
-	"log/slog"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
@@ -22,7 +25,7 @@ func TestTrackAgainCarriesState(t *testing.T) {
 			t.Fatal(err)
 		}
 		at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-		if err := s.RecordRun(ctx, acme.ID, 12, at, 2, at.Add(time.Hour), nil, nil); err != nil {
+		if err := recordRun(t, s, acme.ID, 12, at, 2, at.Add(time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		_, err = s.CreateTracked(ctx, "ACME CORP")
@@ -49,109 +52,182 @@ func TestTrackAgainCarriesState(t *testing.T) {
 	})
 }
 
-// TestClaimTracked: a newly tracked company can be claimed by id once; it
-// is then held from the dispatcher's claims as ClaimDue's claims are, and
-// a company that is not due, or not tracked, is not claimed.
-func TestClaimTracked(t *testing.T) {
+// unitsOf returns the scheduled-run units of tracked company id.
+func unitsOf(t *testing.T, s *store.Store, id int64) []storetest.Unit {
+	t.Helper()
+	var out []storetest.Unit
+	for _, u := range storetest.Units(t, s, "scheduled_run") {
+		var args struct {
+			TrackedID int64 `json:"tracked_id"`
+		}
+		if err := json.Unmarshal([]byte(u.Args), &args); err != nil {
+			t.Fatal(err)
+		}
+		if args.TrackedID == id {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// TestTrackQueuesFirstRun: tracking a company queues its first run, due at
+// once, in the same transaction.
+func TestTrackQueuesFirstRun(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		acme, err := s.CreateTracked(ctx, "Acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		units := unitsOf(t, s, acme.ID)
+		due, _ := json.Marshal(acme.NextRunAt)
+		if len(units) != 1 || units[0].State != "available" || !strings.Contains(units[0].Args, `"due_at":`+string(due)) {
+			t.Fatalf("units of a newly tracked company = %+v, want its first run due at %s", units, due)
+		}
+		if _, err := s.CreateTracked(ctx, "ACME"); err == nil {
+			t.Fatal("tracked twice")
+		}
+		if n := len(storetest.Units(t, s, "scheduled_run")); n != 1 {
+			t.Errorf("%d units after a refused track, want 1", n)
+		}
+	})
+}
+
+// TestQueueDue: a due company whose unit is no longer alive gets one unit
+// for its due time; one with a unit alive, or not due, gets none; one
+// whose unit the queue gave up is queued again for the same due time.
+func TestQueueDue(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
-			clk := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-			s := storetest.Open(t, d, func() time.Time { return clk })
+			clk := &movingClock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+			s := storetest.Open(t, d, clk.Now)
 			acme, _ := s.CreateTracked(ctx, "Acme")
 			beta, _ := s.CreateTracked(ctx, "Beta")
-
-			c, ok, err := s.ClaimTracked(ctx, acme.ID, time.Hour)
-			if err != nil || !ok || c.ID != acme.ID || c.CompanyName != "Acme" {
-				t.Fatalf("ClaimTracked(new company) = %+v, %v, %v; want it claimed", c, ok, err)
+			later, _ := s.CreateTracked(ctx, "Later")
+			if seen, n, err := s.QueueDue(ctx, 10); err != nil || seen != 0 || n != 0 {
+				t.Fatalf("QueueDue with every first run queued = %d, %d, %v; want 0", seen, n, err)
 			}
-			if _, ok, err := s.ClaimTracked(ctx, acme.ID, time.Hour); ok || err != nil {
-				t.Errorf("second ClaimTracked = %v, %v; want not claimed (held)", ok, err)
+			// Acme's first run ran and is due again; Later's run is recorded
+			// for tomorrow; Beta's unit was given up by the queue.
+			storetest.SetUnitState(t, s, unitsOf(t, s, acme.ID)[0].ID, "completed")
+			if err := recordRun(t, s, acme.ID, 3, clk.Now(), 0, clk.Now(), nil, nil); err != nil {
+				t.Fatal(err)
 			}
-			due, err := s.ClaimDue(ctx, 10, time.Hour)
-			if err != nil || len(due) != 1 || due[0].ID != beta.ID {
-				t.Errorf("ClaimDue after ClaimTracked = %+v, %v; want Beta only", due, err)
+			storetest.SetUnitState(t, s, unitsOf(t, s, later.ID)[0].ID, "completed")
+			if err := recordRun(t, s, later.ID, 3, clk.Now(), 0, clk.Now().Add(24*time.Hour), nil, nil); err != nil {
+				t.Fatal(err)
 			}
-			if _, ok, _ := s.ClaimTracked(ctx, beta.ID, time.Hour); ok {
-				t.Error("ClaimTracked of a company ClaimDue holds: claimed twice")
+			storetest.SetUnitState(t, s, unitsOf(t, s, beta.ID)[0].ID, "discarded")
+			if seen, n, err := s.QueueDue(ctx, 10); err != nil || seen != 2 || n != 2 {
+				t.Fatalf("QueueDue = %d, %d, %v; want 2 (Acme, Beta)", seen, n, err)
 			}
-			if _, ok, err := s.ClaimTracked(ctx, 999, time.Hour); ok || err != nil {
-				t.Errorf("ClaimTracked(unknown id) = %v, %v", ok, err)
+			if seen, n, err := s.QueueDue(ctx, 10); err != nil || seen != 0 || n != 0 {
+				t.Fatalf("QueueDue again = %d, %d, %v; want 0", seen, n, err)
 			}
-			clk = clk.Add(time.Hour) // the holds lapse: due again
-			if _, ok, _ := s.ClaimTracked(ctx, acme.ID, time.Hour); !ok {
-				t.Error("ClaimTracked after the hold lapsed: not claimed")
+			for _, c := range []struct {
+				id    int64
+				units int
+			}{{acme.ID, 2}, {beta.ID, 2}, {later.ID, 1}} {
+				units := unitsOf(t, s, c.id)
+				if len(units) != c.units || units[len(units)-1].State != map[bool]string{true: "available", false: "completed"}[c.id != later.ID] {
+					t.Errorf("units of company %d = %+v", c.id, units)
+				}
 			}
 		})
 	}
 }
 
-// TestClaimTrackedRacesDispatcher: on PostgreSQL, one replica claiming
-// newly tracked companies by id while another's dispatcher claims due
-// ones never gives a company to both.
-func TestClaimTrackedRacesDispatcher(t *testing.T) {
+// TestQueueDueReplicas: replicas queueing the due companies at once (on
+// PostgreSQL, each locks what it takes and skips the rest) queue each
+// company's due run once.
+func TestQueueDueReplicas(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			dsn := storetest.DSN(t, d)
-			pools := 2
-			if d == store.SQLite {
-				pools = 1 // one process's file
-			}
 			var stores []*store.Store
-			for range pools {
-				s, err := store.Open(ctx, d, dsn, store.Pool{MaxOpen: 4, MaxIdle: 2, MaxLifetime: time.Minute}, slog.New(slog.DiscardHandler), time.Now)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
+			for range 3 {
+				s, _ := storetest.OpenDSN(t, d, dsn, time.Now, queue.Config{}, queue.Handlers{})
 				stores = append(stores, s)
 			}
+			const n = 60
 			var ids []int64
-			for i := range 30 {
-				c, err := stores[0].CreateTracked(ctx, patent.CompanyName("Company "+string(rune('A'+i%26))+string(rune('a'+i/26))))
+			for i := range n {
+				c, err := stores[0].CreateTracked(ctx, patent.CompanyName(fmt.Sprintf("Company %d", i)))
 				if err != nil {
 					t.Fatal(err)
 				}
 				ids = append(ids, c.ID)
 			}
-			var mu sync.Mutex
-			seen := map[int64]int{}
-			note := func(id int64) { mu.Lock(); seen[id]++; mu.Unlock() }
+			// Every first run ran, none was recorded: all due again,
+			// without a unit alive.
+			for _, u := range storetest.Units(t, stores[0], "scheduled_run") {
+				storetest.SetUnitState(t, stores[0], u.ID, "discarded")
+			}
 			var wg sync.WaitGroup
-			wg.Go(func() { // RunNow on one replica
-				for _, id := range ids {
-					c, ok, err := stores[0].ClaimTracked(ctx, id, time.Hour)
-					if err != nil {
-						t.Error(err)
-						return
+			var mu sync.Mutex
+			queued := 0
+			for _, s := range stores {
+				wg.Go(func() {
+					for {
+						seen, got, err := s.QueueDue(ctx, 7)
+						if err != nil {
+							t.Errorf("QueueDue = %v", err)
+							return
+						}
+						mu.Lock()
+						queued += got
+						mu.Unlock()
+						if seen < 7 {
+							return
+						}
 					}
-					if ok {
-						note(c.ID)
-					}
-				}
-			})
-			wg.Go(func() { // the leader's dispatcher on the other
-				for {
-					got, err := stores[len(stores)-1].ClaimDue(ctx, 2, time.Hour)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if len(got) == 0 {
-						return
-					}
-					for _, c := range got {
-						note(c.ID)
-					}
-				}
-			})
+				})
+			}
 			wg.Wait()
+			if queued != n {
+				t.Errorf("replicas queued %d runs, want %d", queued, n)
+			}
 			for _, id := range ids {
-				if seen[id] != 1 {
-					t.Errorf("company %d claimed %d times, want once", id, seen[id])
+				alive := 0
+				for _, u := range unitsOf(t, stores[0], id) {
+					if u.State == "available" {
+						alive++
+					}
+				}
+				if alive != 1 {
+					t.Errorf("company %d has %d units alive, want 1", id, alive)
 				}
 			}
 		})
 	}
+}
+
+// TestRecordOncePerDueTime: a run is recorded only while the company is
+// still due at the run's due time; a second record of the same due time
+// (the unit run again after its process died) stores nothing.
+func TestRecordOncePerDueTime(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		acme, _ := s.CreateTracked(ctx, "Acme")
+		due, at := acme.NextRunAt, time.Now()
+		alert := testAlert
+		if ok, err := s.RecordRun(ctx, acme.ID, due, 5, at, 0, at.Add(time.Hour), nil, nil); !ok || err != nil {
+			t.Fatalf("RecordRun = %v, %v; want recorded", ok, err)
+		}
+		if ok, err := s.RecordRun(ctx, acme.ID, due, 9, at, 0, at.Add(time.Hour), &alert, deliveriesOf[patent.Alert]("x", "https://a.example/h")); ok || err != nil {
+			t.Fatalf("RecordRun of the same due time again = %v, %v; want not recorded", ok, err)
+		}
+		if ok, err := s.RecordFailure(ctx, acme.ID, due, at, 1, at.Add(time.Hour)); ok || err != nil {
+			t.Fatalf("RecordFailure of the same due time = %v, %v; want not recorded", ok, err)
+		}
+		if got := mustTracked(t, s); got.LastPatentCount != 5 || got.ConsecutiveFailures != 0 {
+			t.Errorf("tracked company = %+v, want the first record only", got)
+		}
+		if runs := mustHistory(t, s, "Acme", at.Add(-time.Hour)); len(runs) != 1 {
+			t.Errorf("history = %+v, want one run", runs)
+		}
+		if alerts, _ := s.ListAlerts(ctx, 10); len(alerts) != 0 || countDeliveries(t, s) != 0 {
+			t.Errorf("%d alerts and %d deliveries, want none", len(alerts), countDeliveries(t, s))
+		}
+	})
 }
 
 // TestRunOutcomes: a failed run without a count keeps the count and time
@@ -161,26 +237,19 @@ func TestRunOutcomes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		acme, _ := s.CreateTracked(ctx, "Acme")
 		at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-		if err := s.RecordRun(ctx, acme.ID, 7, at, 0, at.Add(24*time.Hour), nil, nil); err != nil {
+		if err := recordRun(t, s, acme.ID, 7, at, 0, at.Add(24*time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		next := at.Add(25 * time.Hour)
-		if err := s.RecordFailure(ctx, acme.ID, next.Add(-time.Hour), 3, next); err != nil {
+		if err := recordFailure(t, s, acme.ID, next.Add(-time.Hour), 3, next); err != nil {
 			t.Fatal(err)
 		}
 		got := mustTracked(t, s)
 		if got.ConsecutiveFailures != 3 || !got.NextRunAt.Equal(next) || got.LastPatentCount != 7 || !got.LastAnalysisAt.Equal(at) {
 			t.Errorf("after RecordFailure: %+v, want 3 failures, next %v, count and time of the last run kept", got, next)
 		}
-		// A hand-back (Reschedule) leaves the failures as they are.
-		if err := s.Reschedule(ctx, acme.ID, at); err != nil {
-			t.Fatal(err)
-		}
-		if got := mustTracked(t, s); got.ConsecutiveFailures != 3 || !got.NextRunAt.Equal(at) {
-			t.Errorf("after Reschedule: %+v", got)
-		}
 		later := at.Add(26 * time.Hour)
-		if err := s.RecordRun(ctx, acme.ID, 9, later, 0, later.Add(24*time.Hour), nil, nil); err != nil {
+		if err := recordRun(t, s, acme.ID, 9, later, 0, later.Add(24*time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := mustTracked(t, s); got.ConsecutiveFailures != 0 || got.LastPatentCount != 9 || !got.LastAnalysisAt.Equal(later) {

@@ -25,8 +25,8 @@ type deliveryRow struct {
 	NextAttemptAt  *time.Time
 	CreatedAt      time.Time
 	DeliveredAt    *time.Time
-	ClaimedBy      *string
-	ClaimedUntil   *time.Time
+	// UnitID is the unit that makes its attempts (migration 0009).
+	UnitID *int64
 }
 
 func (deliveryRow) TableName() string { return "webhook_deliveries" }
@@ -45,17 +45,26 @@ func utcPtr(t *time.Time) *time.Time {
 	return &u
 }
 
-// insertDeliveries stores new deliveries, pending and due now, in tx: the
-// caller's transaction, which also stores the event that causes them.
+// insertDeliveries stores new deliveries, pending and due now, and queues
+// the unit that attempts each, in tx: the caller's transaction, which also
+// stores the event that causes them.
 func (s *Store) insertDeliveries(tx *gorm.DB, ds []patent.Delivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
 	now := utc(s.now())
+	units := make([]patent.Unit, len(ds))
+	for i, d := range ds {
+		units[i] = patent.DeliveryAttempt{DeliveryID: d.ID}
+	}
+	queued, err := s.enqueue(tx.Statement.Context, tx, units...)
+	if err != nil {
+		return fmt.Errorf("queue webhook deliveries: %w", err)
+	}
 	rows := make([]deliveryRow, len(ds))
 	for i, d := range ds {
 		rows[i] = deliveryRow{ID: d.ID, Event: d.Event, URL: d.URL, URLHost: d.URLHost, Payload: d.Payload,
-			Status: patent.DeliveryPending, NextAttemptAt: &now, CreatedAt: now}
+			Status: patent.DeliveryPending, NextAttemptAt: &now, CreatedAt: now, UnitID: &queued[i].UnitID}
 	}
 	if err := tx.Create(&rows).Error; err != nil {
 		return fmt.Errorf("store webhook deliveries: %w", translate(err, patent.ErrNotFound, patent.ErrConflict))
@@ -76,56 +85,26 @@ func withDeliveries[E any](s *Store, tx *gorm.DB, compose patent.Deliveries[E], 
 	return s.insertDeliveries(tx, ds)
 }
 
-// ClaimDeliveries claims up to limit pending deliveries that are due and
-// not claimed by a live process, oldest due first, for owner until
-// now+lease, and returns them. On PostgreSQL the rows are locked with FOR
-// UPDATE SKIP LOCKED, so replicas claiming at once split the due rows;
-// SQLite has one writer at a time (IMMEDIATE transactions). A claim of a
-// process that stopped lapses at claimed_until, and the row is due again.
-func (s *Store) ClaimDeliveries(ctx context.Context, owner string, limit int, lease time.Duration) ([]patent.Delivery, error) {
-	now := utc(s.now())
-	lock := ""
-	if s.dialect == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
+// Delivery returns delivery id (its payload and URL included), or
+// patent.ErrNotFound.
+func (s *Store) Delivery(ctx context.Context, id string) (patent.Delivery, error) {
+	var row deliveryRow
+	if err := s.db.WithContext(ctx).Take(&row, "id = ?", id).Error; err != nil {
+		return patent.Delivery{}, fmt.Errorf("webhook delivery %s: %w", id, translate(err, patent.ErrNotFound, patent.ErrConflict))
 	}
-	var rows []deliveryRow
-	err := s.inTx(ctx, func(tx *gorm.DB) error {
-		if err := tx.Raw("SELECT * FROM webhook_deliveries WHERE status = ? AND next_attempt_at <= ?"+
-			" AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY next_attempt_at, id LIMIT ?"+lock,
-			patent.DeliveryPending, now, now, limit).Scan(&rows).Error; err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		ids := make([]string, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-		}
-		return tx.Model(&deliveryRow{}).Where("id IN ?", ids).
-			Updates(map[string]any{"claimed_by": owner, "claimed_until": now.Add(lease)}).Error
-	})
-	if err != nil {
-		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
-	}
-	out := make([]patent.Delivery, len(rows))
-	for i, r := range rows {
-		out[i] = r.toDomain()
-	}
-	return out, nil
+	return row.toDomain(), nil
 }
 
-// ErrClaimLost is returned by RecordAttempt when owner no longer holds the
-// delivery's claim (it lapsed and another process took the row, or an
-// admin reset it).
-var ErrClaimLost = fmt.Errorf("webhook delivery claim lost: %w", patent.ErrConflict)
+// ErrDeliveryEnded is returned by RecordAttempt when the delivery is no
+// longer pending (an admin's retry reset it meanwhile, or a sweep failed
+// it).
+var ErrDeliveryEnded = fmt.Errorf("webhook delivery no longer pending: %w", patent.ErrConflict)
 
-// RecordAttempt records the outcome of an attempt at delivery id made
-// under owner's claim, and releases the claim. Returns ErrClaimLost when
-// the claim is no longer owner's.
-func (s *Store) RecordAttempt(ctx context.Context, id, owner string, a patent.Attempt) error {
+// RecordAttempt records the outcome of an attempt at pending delivery id.
+// Returns ErrDeliveryEnded when it is no longer pending.
+func (s *Store) RecordAttempt(ctx context.Context, id string, a patent.Attempt) error {
 	values := map[string]any{"status": a.Status, "attempts": gorm.Expr("attempts + 1"),
-		"last_status_code": nil, "last_error": nil, "next_attempt_at": nil, "claimed_by": nil, "claimed_until": nil}
+		"last_status_code": nil, "last_error": nil, "next_attempt_at": nil}
 	if a.StatusCode != 0 {
 		values["last_status_code"] = a.StatusCode
 	}
@@ -138,26 +117,46 @@ func (s *Store) RecordAttempt(ctx context.Context, id, owner string, a patent.At
 	case patent.DeliveryDelivered:
 		values["delivered_at"] = utc(a.At)
 	}
-	res := s.db.WithContext(ctx).Model(&deliveryRow{}).
-		Where("id = ? AND claimed_by = ? AND status = ?", id, owner, patent.DeliveryPending).Updates(values)
+	res := s.db.WithContext(ctx).Model(&deliveryRow{}).Where("id = ? AND status = ?", id, patent.DeliveryPending).Updates(values)
 	if res.Error != nil {
 		return fmt.Errorf("record webhook attempt %s: %w", id, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("record webhook attempt %s: %w", id, ErrClaimLost)
+		return fmt.Errorf("record webhook attempt %s: %w", id, ErrDeliveryEnded)
 	}
 	return nil
 }
 
-// ReleaseDelivery hands a claimed delivery back unattempted (shutdown
-// began before its attempt), due at once for the next process.
-func (s *Store) ReleaseDelivery(ctx context.Context, id, owner string) error {
-	err := s.db.WithContext(ctx).Model(&deliveryRow{}).Where("id = ? AND claimed_by = ?", id, owner).
-		Updates(map[string]any{"claimed_by": nil, "claimed_until": nil}).Error
+// SweepDeliveries gives every pending delivery a live unit: one without a
+// unit (stored before the work queue existed) gets one queued; one whose
+// unit is no longer alive (River gave it up after its runs' processes died
+// or failed, or an operator cancelled it) fails with reason, so an admin
+// can retry it. It returns how many it queued and failed.
+func (s *Store) SweepDeliveries(ctx context.Context, reason string) (queued, failed int64, err error) {
+	err = s.inTx(ctx, func(tx *gorm.DB) error {
+		var ids []string
+		if err := tx.Model(&deliveryRow{}).Where("status = ? AND unit_id IS NULL", patent.DeliveryPending).Pluck("id", &ids).Error; err != nil {
+			return err
+		}
+		for _, id := range ids {
+			unit, err := s.enqueue(ctx, tx, patent.DeliveryAttempt{DeliveryID: id})
+			if err != nil {
+				return err
+			}
+			if err := tx.Model(&deliveryRow{}).Where("id = ?", id).Update("unit_id", unit[0].UnitID).Error; err != nil {
+				return err
+			}
+		}
+		queued = int64(len(ids))
+		res := tx.Model(&deliveryRow{}).Where("status = ? AND unit_id IS NOT NULL AND NOT "+unitAlive("webhook_deliveries.unit_id"), patent.DeliveryPending).
+			Updates(map[string]any{"status": patent.DeliveryFailed, "last_error": reason, "next_attempt_at": nil})
+		failed = res.RowsAffected
+		return res.Error
+	})
 	if err != nil {
-		return fmt.Errorf("release webhook delivery %s: %w", id, err)
+		return 0, 0, fmt.Errorf("sweep webhook deliveries: %w", err)
 	}
-	return nil
+	return queued, failed, nil
 }
 
 // ListDeliveries returns a page of deliveries (f.Status, or all), newest
@@ -194,7 +193,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f patent.DeliveryFilter, lim
 
 // RetryDelivery puts a failed delivery back to pending, due now, with a
 // fresh attempt count (its last status and error are kept until the next
-// attempt). Returns patent.ErrNotFound for an unknown id and
+// attempt), and queues a unit to attempt it. Returns patent.ErrNotFound for an unknown id and
 // patent.ErrConflict for a delivery that is not failed (pending: it is
 // retried already; delivered: it arrived, and sending it again would be a
 // duplicate).
@@ -207,10 +206,14 @@ func (s *Store) RetryDelivery(ctx context.Context, id string) (patent.Delivery, 
 		if row.Status != patent.DeliveryFailed {
 			return patent.NewKindError(patent.ErrConflict, "Webhook delivery is "+row.Status+"; only a failed delivery can be retried")
 		}
+		unit, err := s.enqueue(ctx, tx, patent.DeliveryAttempt{DeliveryID: id})
+		if err != nil {
+			return err
+		}
 		now := utc(s.now())
-		row.Status, row.Attempts, row.NextAttemptAt, row.ClaimedBy, row.ClaimedUntil = patent.DeliveryPending, 0, &now, nil, nil
+		row.Status, row.Attempts, row.NextAttemptAt, row.UnitID = patent.DeliveryPending, 0, &now, &unit[0].UnitID
 		return tx.Model(&deliveryRow{}).Where("id = ? AND status = ?", id, patent.DeliveryFailed).Updates(map[string]any{
-			"status": row.Status, "attempts": 0, "next_attempt_at": now, "claimed_by": nil, "claimed_until": nil}).Error
+			"status": row.Status, "attempts": 0, "next_attempt_at": now, "unit_id": unit[0].UnitID}).Error
 	})
 	if err != nil {
 		// The sentinels' own messages are what a client sees.

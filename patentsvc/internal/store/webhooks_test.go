@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,22 +72,31 @@ func TestDeliveriesCommitWithTheirEvent(t *testing.T) {
 			t.Fatalf("%d deliveries, want 2 (one per URL)", n)
 		}
 
-		// A job end whose lease is lost stores no delivery.
+		// Each delivery has its unit, queued in the same transaction.
+		if units := storetest.Units(t, s, "webhook_delivery"); len(units) != 2 || !strings.Contains(units[0].Args, `"delivery_id":"ok-1"`) {
+			t.Fatalf("delivery units = %+v, want one per delivery", units)
+		}
+
+		// A job end reported by a unit that does not hold the job stores
+		// no delivery.
 		job := patent.Job{ID: "job-1", Companies: []string{"Acme"}, MaxWorkers: 1}
-		if _, err := s.CreateJob(ctx, job, "p1", time.Minute); err != nil {
+		if _, err := s.CreateJob(ctx, job, 0); err != nil {
 			t.Fatal(err)
 		}
-		err = s.FinishJob(ctx, "job-1", "someone-else", patent.JobCompleted, nil, "", deliveriesOf[patent.Job]("lost", "https://a.example/h"))
-		if !errors.Is(err, store.ErrLeaseLost) || countDeliveries(t, s) != 2 {
-			t.Fatalf("FinishJob without the lease = %v with %d deliveries, want ErrLeaseLost and 2", err, countDeliveries(t, s))
+		if _, ok, err := s.ClaimJob(ctx, 41); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		err = s.FinishJob(ctx, "job-1", 42, patent.JobCompleted, nil, "", deliveriesOf[patent.Job]("lost", "https://a.example/h"))
+		if !errors.Is(err, store.ErrJobLost) || countDeliveries(t, s) != 2 {
+			t.Fatalf("FinishJob by another unit = %v with %d deliveries, want ErrJobLost and 2", err, countDeliveries(t, s))
 		}
 		// A failing composer keeps the job unfinished.
-		err = s.FinishJob(ctx, "job-1", "p1", patent.JobCompleted, nil, "", func(patent.Job) ([]patent.Delivery, error) { return nil, errors.New("boom") })
-		if got, _ := s.Job(ctx, "job-1"); err == nil || got.Status != patent.JobPending {
-			t.Fatalf("FinishJob with a failing composer = %v, job %s; want an error and the job still pending", err, got.Status)
+		err = s.FinishJob(ctx, "job-1", 41, patent.JobCompleted, nil, "", func(patent.Job) ([]patent.Delivery, error) { return nil, errors.New("boom") })
+		if got, _ := s.Job(ctx, "job-1"); err == nil || got.Status != patent.JobRunning {
+			t.Fatalf("FinishJob with a failing composer = %v, job %s; want an error and the job still running", err, got.Status)
 		}
 		var ended patent.Job
-		err = s.FinishJob(ctx, "job-1", "p1", patent.JobFailed, nil, "stopped", func(j patent.Job) ([]patent.Delivery, error) {
+		err = s.FinishJob(ctx, "job-1", 41, patent.JobFailed, nil, "stopped", func(j patent.Job) ([]patent.Delivery, error) {
 			ended = j
 			return deliveriesOf[patent.Job]("job", "https://a.example/h")(j)
 		})
@@ -97,10 +106,10 @@ func TestDeliveriesCommitWithTheirEvent(t *testing.T) {
 	})
 }
 
-// TestDeliveryClaims checks the claim rules: a due delivery is claimed by
-// one owner at a time, a lapsed claim can be taken over (and the old
-// owner's record is refused), an attempt is recorded once.
-func TestDeliveryClaims(t *testing.T) {
+// TestDeliveryAttempts: an attempt's outcome is recorded while the
+// delivery is pending, and refused once it has ended; the listing shows
+// neither URL nor payload.
+func TestDeliveryAttempts(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -109,34 +118,63 @@ func TestDeliveryClaims(t *testing.T) {
 			if _, err := s.CreateAlert(ctx, testAlert, deliveriesOf[patent.Alert]("c", "https://a.example/h")); err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.ClaimDeliveries(ctx, "A", 10, time.Minute)
-			if err != nil || len(got) != 1 || string(got[0].Payload) != `{"n":1}` || got[0].URL != "https://a.example/h" {
-				t.Fatalf("claim by A = %+v, %v", got, err)
-			}
-			if again, _ := s.ClaimDeliveries(ctx, "B", 10, time.Minute); len(again) != 0 {
-				t.Fatalf("claim by B while A holds it = %d rows, want 0", len(again))
-			}
-			now = now.Add(2 * time.Minute) // A's claim lapses (A died)
-			if again, _ := s.ClaimDeliveries(ctx, "B", 10, time.Minute); len(again) != 1 {
-				t.Fatalf("claim by B after A's claim lapsed = %d rows, want 1", len(again))
-			}
-			if err := s.RecordAttempt(ctx, "c-1", "A", patent.Attempt{Status: patent.DeliveryDelivered, StatusCode: 200, At: now}); !errors.Is(err, store.ErrClaimLost) {
-				t.Fatalf("A's record after B took over = %v, want ErrClaimLost", err)
+			got, err := s.Delivery(ctx, "c-1")
+			if err != nil || string(got.Payload) != `{"n":1}` || got.URL != "https://a.example/h" || got.Status != patent.DeliveryPending || !got.NextAttemptAt.Equal(now) {
+				t.Fatalf("Delivery = %+v, %v", got, err)
 			}
 			retry := now.Add(time.Hour)
-			if err := s.RecordAttempt(ctx, "c-1", "B", patent.Attempt{Status: patent.DeliveryPending, StatusCode: 503, Error: "HTTP 503", NextAttemptAt: retry, At: now}); err != nil {
+			if err := s.RecordAttempt(ctx, "c-1", patent.Attempt{Status: patent.DeliveryPending, StatusCode: 503, Error: "HTTP 503", NextAttemptAt: retry, At: now}); err != nil {
 				t.Fatal(err)
-			}
-			if again, _ := s.ClaimDeliveries(ctx, "B", 10, time.Minute); len(again) != 0 {
-				t.Fatalf("claim before the retry is due = %d rows, want 0", len(again))
 			}
 			items, _, _ := s.ListDeliveries(ctx, patent.DeliveryFilter{Status: patent.DeliveryPending}, 10, "")
 			if len(items) != 1 || items[0].Attempts != 1 || *items[0].LastStatusCode != 503 || *items[0].LastError != "HTTP 503" ||
 				!items[0].NextAttemptAt.Equal(retry) || items[0].URL != "" || items[0].Payload != nil {
 				t.Fatalf("listed = %+v, want 1 attempt, 503, the retry time, and neither URL nor payload", items)
 			}
+			if err := s.RecordAttempt(ctx, "c-1", patent.Attempt{Status: patent.DeliveryDelivered, StatusCode: 200, At: retry}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RecordAttempt(ctx, "c-1", patent.Attempt{Status: patent.DeliveryFailed, StatusCode: 500, At: retry}); !errors.Is(err, store.ErrDeliveryEnded) {
+				t.Fatalf("an attempt after delivery = %v, want ErrDeliveryEnded", err)
+			}
+			if _, err := s.Delivery(ctx, "nope"); !errors.Is(err, patent.ErrNotFound) {
+				t.Fatalf("Delivery(unknown) = %v", err)
+			}
 		})
 	}
+}
+
+// TestSweepDeliveries: a pending delivery without a unit (stored before
+// the work queue existed) gets one; one whose unit the queue gave up
+// fails, with the reason, and can be retried with a new unit.
+func TestSweepDeliveries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if _, err := s.CreateAlert(ctx, testAlert, deliveriesOf[patent.Alert]("s", "https://a.example/h", "https://b.example/h")); err != nil {
+			t.Fatal(err)
+		}
+		units := storetest.Units(t, s, "webhook_delivery")
+		storetest.SetUnitState(t, s, units[0].ID, "discarded")
+		if q, f, err := s.SweepDeliveries(ctx, "gave up"); q != 0 || f != 1 || err != nil {
+			t.Fatalf("SweepDeliveries = %d queued, %d failed, %v; want 0, 1", q, f, err)
+		}
+		d, _ := s.Delivery(ctx, "s-1")
+		if d.Status != patent.DeliveryFailed || *d.LastError != "gave up" {
+			t.Fatalf("given-up delivery = %+v", d)
+		}
+		if other, _ := s.Delivery(ctx, "s-2"); other.Status != patent.DeliveryPending {
+			t.Fatalf("delivery with a live unit = %+v, want pending", other)
+		}
+		if _, err := s.RetryDelivery(ctx, "s-1"); err != nil {
+			t.Fatal(err)
+		}
+		if units := storetest.Units(t, s, "webhook_delivery"); len(units) != 3 || units[2].State != "available" {
+			t.Fatalf("units after a retry = %+v, want a new one", units)
+		}
+		if q, f, err := s.SweepDeliveries(ctx, "gave up"); q != 0 || f != 0 || err != nil {
+			t.Fatalf("SweepDeliveries again = %d, %d, %v; want nothing to do", q, f, err)
+		}
+	})
 }
 
 // TestDeliveryListingAndRetry pages the admin listing newest first with a
@@ -153,9 +191,8 @@ func TestDeliveryListingAndRetry(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			claimed, _ := s.ClaimDeliveries(ctx, "A", 2, time.Minute) // d0-1 and d1-1, the oldest due
-			_ = s.RecordAttempt(ctx, claimed[0].ID, "A", patent.Attempt{Status: patent.DeliveryFailed, StatusCode: 410, Error: "HTTP 410", At: now})
-			_ = s.RecordAttempt(ctx, claimed[1].ID, "A", patent.Attempt{Status: patent.DeliveryDelivered, StatusCode: 200, At: now})
+			_ = s.RecordAttempt(ctx, "d0-1", patent.Attempt{Status: patent.DeliveryFailed, StatusCode: 410, Error: "HTTP 410", At: now})
+			_ = s.RecordAttempt(ctx, "d1-1", patent.Attempt{Status: patent.DeliveryDelivered, StatusCode: 200, At: now})
 
 			var ids []string
 			cursor := ""
@@ -183,8 +220,8 @@ func TestDeliveryListingAndRetry(t *testing.T) {
 			if err != nil || got.Status != patent.DeliveryPending || got.Attempts != 0 {
 				t.Fatalf("RetryDelivery(failed) = %+v, %v; want pending with 0 attempts", got, err)
 			}
-			if again, _ := s.ClaimDeliveries(ctx, "B", 10, time.Minute); len(again) != 4 || !slices.ContainsFunc(again, func(d patent.Delivery) bool { return d.ID == "d0-1" }) {
-				t.Fatalf("claim after retry = %+v, want d2-1, d3-1, d4-1 and d0-1, due at once", again)
+			if again, _ := s.Delivery(ctx, "d0-1"); !again.NextAttemptAt.Equal(now) || again.LastError == nil {
+				t.Fatalf("retried delivery = %+v, want due at once, its last error kept", again)
 			}
 			for id, want := range map[string]error{"d1-1": patent.ErrConflict, "d2-1": patent.ErrConflict, "nope": patent.ErrNotFound} {
 				if _, err := s.RetryDelivery(ctx, id); !errors.Is(err, want) {

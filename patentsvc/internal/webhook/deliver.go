@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -52,38 +53,51 @@ func (r result) errorText() string {
 	return "HTTP " + strconv.Itoa(r.status)
 }
 
-// deliver makes one attempt at a claimed delivery and records its outcome
+// Deliver makes the due attempt of a delivery, for its unit in the queue
 // (decisions.md): 2xx delivered; 410 Gone failed at once; anything else
-// retried after the schedule's next wait, failed when the schedule is
-// spent. An attempt cut short by shutdown records nothing and hands the
-// claim back.
-func (d *Dispatcher) deliver(del patent.Delivery) {
-	defer func() {
-		<-d.slots
-		d.inflight.Done()
-		select {
-		case d.wake <- struct{}{}:
-		default:
+// attempted again after the schedule's next wait (the unit is run again
+// then: a *patent.LaterError), failed when the schedule is spent. A
+// delivery that is no longer pending (delivered, failed, pruned) is done;
+// one whose next attempt is not due yet waits for it. An attempt cut short
+// by the queue's context (a shutdown) records nothing and returns its
+// error: the queue runs the unit again at once, elsewhere. The outcome
+// not recorded is an error too, and the attempt is made again (at least
+// once: a receiver may get it twice, with the same webhook-id).
+func (d *Dispatcher) Deliver(ctx context.Context, u patent.DeliveryAttempt) error {
+	del, err := d.store.Delivery(ctx, u.DeliveryID)
+	switch {
+	case errors.Is(err, patent.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case del.Status != patent.DeliveryPending:
+		return nil
+	}
+	if del.NextAttemptAt != nil {
+		if wait := del.NextAttemptAt.Sub(d.now()); wait > 0 {
+			return patent.Later(wait)
 		}
-	}()
-	r := d.try(del)
+	}
+	r := d.try(ctx, del)
 	log := d.logger.With("event", del.Event, "event_id", del.ID, "target", del.URLHost, "attempt", del.Attempts+1)
-	if d.life.Err() != nil && !r.ok() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.life), releaseTimeout)
-		defer cancel()
-		if err := d.store.ReleaseDelivery(ctx, del.ID, d.cfg.Owner); err != nil {
-			log.Warn("handing back a webhook delivery at shutdown failed; it is retried when its claim lapses", "err", err.Error())
-		}
-		return
+	if ctx.Err() != nil && !r.ok() {
+		return fmt.Errorf("webhook attempt cut short: %w", context.Cause(ctx))
 	}
 	a := d.outcome(del, r)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.life), recordTimeout)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if err := d.store.RecordAttempt(ctx, del.ID, d.cfg.Owner, a); err != nil {
-		log.Warn("recording a webhook attempt failed", "status", r.status, "err", err.Error())
-		return
+	if err := d.store.RecordAttempt(wctx, del.ID, a); err != nil {
+		if errors.Is(err, patent.ErrConflict) {
+			return nil // an admin reset it, or a sweep failed it, meanwhile
+		}
+		log.Warn("recording a webhook attempt failed; it is made again", "status", r.status, "err", err.Error())
+		return err
 	}
 	d.logOutcome(log, a, r)
+	if a.Status == patent.DeliveryPending {
+		return patent.Later(a.NextAttemptAt.Sub(d.now()))
+	}
+	return nil
 }
 
 // outcome is what the attempt r at del means for the delivery.
@@ -128,10 +142,11 @@ func (d *Dispatcher) logOutcome(log *slog.Logger, a patent.Attempt, r result) {
 // no_service, ...); anything else is not kept.
 var slackCode = regexp.MustCompile(`^[a-z_]{1,64}$`)
 
-// try makes one attempt. Its webhook-timestamp is this attempt's time, so
-// the signature is computed afresh over the same id and body.
-func (d *Dispatcher) try(del patent.Delivery) result {
-	ctx, cancel := context.WithTimeout(d.life, d.cfg.Timeout)
+// try makes one attempt, within the attempt timeout. Its
+// webhook-timestamp is this attempt's time, so the signature is computed
+// afresh over the same id and body.
+func (d *Dispatcher) try(ctx context.Context, del patent.Delivery) result {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, del.URL, bytes.NewReader(del.Payload))
 	if err != nil {

@@ -2,11 +2,9 @@ package webhook_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,19 +12,33 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
 )
 
-// The tests of this file run against the real store, on SQLite and (with
-// TEST_DATABASE_URL) PostgreSQL: the durable-delivery contract of
-// decisions.md.
+// The tests of this file run against the real store and work queue, on
+// SQLite and (with TEST_DATABASE_URL) PostgreSQL: the durable-delivery
+// contract of decisions.md.
 
-func durable(tb testing.TB, st *store.Store, owner string, urls []string, schedule []time.Duration, timeout time.Duration) *webhook.Dispatcher {
+// durable opens a replica on the database at dsn: its store, its queue
+// (started; its webhook workers make the attempts) and the dispatcher.
+func durable(tb testing.TB, dialect, dsn string, urls []string, schedule []time.Duration, timeout time.Duration) (*store.Store, *queue.Queue, *webhook.Dispatcher) {
 	tb.Helper()
-	return webhook.New(context.Background(), webhook.Config{URLs: urls, Secret: whsecSecret, Timeout: timeout,
-		Schedule: schedule, Owner: owner, Poll: 20 * time.Millisecond}, st, nil)
+	var d *webhook.Dispatcher
+	st, q := storetest.OpenDSN(tb, dialect, dsn, time.Now, queue.Config{DeliveryWorkers: webhook.Workers, DeliveryTimeout: timeout + webhook.UnitMargin},
+		queue.Handlers{Delivery: func(ctx context.Context, u patent.DeliveryAttempt) error { return d.Deliver(ctx, u) }})
+	d = webhook.New(context.Background(), webhook.Config{URLs: urls, Secret: whsecSecret, Timeout: timeout, Schedule: schedule}, st, nil)
+	storetest.StartQueue(tb, q)
+	return st, q, d
+}
+
+// eachDurable runs fn once per dialect, on a fresh database.
+func eachDurable(t *testing.T, fn func(t *testing.T, dialect, dsn string)) {
+	for _, d := range storetest.Dialects {
+		t.Run(d, func(t *testing.T) { fn(t, d, storetest.DSN(t, d)) })
+	}
 }
 
 // raise stores an alert and its deliveries in one transaction, as the
@@ -76,14 +88,13 @@ func waitStatus(tb testing.TB, st *store.Store, status string, n int, within tim
 // webhook-id and body, each attempt signed afresh (its own timestamp), and
 // delivered once.
 func TestReceiverDownThenUp(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
+	eachDurable(t, func(t *testing.T, dialect, dsn string) {
 		rc := newReceiver(t, status(503, 503, 503, 200))
 		// 1.1 s before the 2nd attempt: its webhook-timestamp (seconds)
 		// differs from the first's.
-		d := durable(t, st, "A", []string{rc.URL + "/hook"}, []time.Duration{1100 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond, time.Hour}, 5*time.Second)
+		st, _, d := durable(t, dialect, dsn, []string{rc.URL + "/hook"}, []time.Duration{1100 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond, time.Hour}, 5*time.Second)
 		reg := prometheus.NewRegistry()
 		d.RegisterMetrics(reg)
-		run(t, d)
 		raise(t, st, d, 1)
 
 		done := waitStatus(t, st, patent.DeliveryDelivered, 1, 20*time.Second)
@@ -146,11 +157,10 @@ func counter(tb testing.TB, reg *prometheus.Registry, outcome string) prometheus
 // keeps failing exhausts the schedule (3 waits: 4 attempts), then the
 // delivery is failed and not tried again.
 func TestGoneAndExhausted(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
+	eachDurable(t, func(t *testing.T, dialect, dsn string) {
 		gone := newReceiver(t, status(410))
 		down := newReceiver(t, status(500))
-		d := durable(t, st, "A", []string{gone.URL, down.URL}, fastSchedule, 5*time.Second)
-		run(t, d)
+		st, _, d := durable(t, dialect, dsn, []string{gone.URL, down.URL}, fastSchedule, 5*time.Second)
 		raise(t, st, d, 1)
 		failed := waitStatus(t, st, patent.DeliveryFailed, 2, 20*time.Second)
 		time.Sleep(100 * time.Millisecond)
@@ -168,87 +178,84 @@ func TestGoneAndExhausted(t *testing.T) {
 	})
 }
 
-// TestTwoReplicasSendEachOnce runs two dispatchers (two owners, each on a
-// store of its own over one database, as two replicas are) on 30 alerts:
-// each delivery reaches the receiver exactly once.
+// TestTwoReplicasSendEachOnce runs two replicas (each a store with its
+// own pool, queue and dispatcher, over one database) on 30 alerts: each
+// delivery reaches the receiver exactly once.
 func TestTwoReplicasSendEachOnce(t *testing.T) {
-	for _, dialect := range storetest.Dialects {
-		t.Run(dialect, func(t *testing.T) {
-			dsn := storetest.DSN(t, dialect)
-			open := func() *store.Store {
-				st, err := store.Open(context.Background(), dialect, dsn, store.Pool{MaxOpen: 5, MaxIdle: 2, MaxLifetime: time.Minute},
-					slog.New(slog.NewJSONHandler(io.Discard, nil)), time.Now)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { st.Close() })
-				return st
-			}
-			a, b := open(), open()
-			rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-				time.Sleep(5 * time.Millisecond)
-				w.WriteHeader(http.StatusNoContent)
-			})
-			da := durable(t, a, "replica-a", []string{rc.URL}, fastSchedule, 5*time.Second)
-			db := durable(t, b, "replica-b", []string{rc.URL}, fastSchedule, 5*time.Second)
-			run(t, da)
-			run(t, db)
-			const n = 30
-			for i := range n {
-				if i%2 == 0 {
-					raise(t, a, da, i)
-				} else {
-					raise(t, b, db, i)
-				}
-			}
-			waitStatus(t, a, patent.DeliveryDelivered, n, 30*time.Second)
-			time.Sleep(100 * time.Millisecond)
-			seen := map[string]int{}
-			for _, g := range rc.deliveries() {
-				seen[g.header.Get("webhook-id")]++
-			}
-			if len(seen) != n {
-				t.Errorf("receiver saw %d ids, want %d", len(seen), n)
-			}
-			for id, c := range seen {
-				if c != 1 {
-					t.Errorf("%s sent %d times, want once", id, c)
-				}
-			}
+	eachDurable(t, func(t *testing.T, dialect, dsn string) {
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+			time.Sleep(5 * time.Millisecond)
+			w.WriteHeader(http.StatusNoContent)
 		})
-	}
+		a, _, da := durable(t, dialect, dsn, []string{rc.URL}, fastSchedule, 5*time.Second)
+		b, _, db := durable(t, dialect, dsn, []string{rc.URL}, fastSchedule, 5*time.Second)
+		const n = 30
+		for i := range n {
+			if i%2 == 0 {
+				raise(t, a, da, i)
+			} else {
+				raise(t, b, db, i)
+			}
+		}
+		waitStatus(t, a, patent.DeliveryDelivered, n, 30*time.Second)
+		time.Sleep(100 * time.Millisecond)
+		seen := map[string]int{}
+		for _, g := range rc.deliveries() {
+			seen[g.header.Get("webhook-id")]++
+		}
+		if len(seen) != n {
+			t.Errorf("receiver saw %d ids, want %d", len(seen), n)
+		}
+		for id, c := range seen {
+			if c != 1 {
+				t.Errorf("%s sent %d times, want once", id, c)
+			}
+		}
+	})
 }
 
-// TestShutdownDoesNotWaitForReceiver: the receiver never answers; Shutdown
-// returns soon after its context ends (not after the 30 s attempt
-// timeout), and the delivery is handed back, pending and due, for the next
-// process.
+// TestShutdownDoesNotWaitForReceiver: the receiver hangs; the queue's
+// Shutdown returns soon after its context ends (not after the 30 s attempt
+// timeout), nothing is recorded of the cut attempt, and its unit is
+// available again at once: another replica delivers it, once the receiver
+// answers, with the same webhook-id and one attempt counted.
 func TestShutdownDoesNotWaitForReceiver(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		rc := deadEndpoint(t)
-		d := durable(t, st, "A", []string{rc.URL}, fastSchedule, 30*time.Second)
-		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		wg.Go(func() { d.Run(ctx) })
+	eachDurable(t, func(t *testing.T, dialect, dsn string) {
+		var up atomic.Bool
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			for !up.Load() && r.Context().Err() == nil {
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+		st, q, d := durable(t, dialect, dsn, []string{rc.URL}, fastSchedule, 30*time.Second)
 		raise(t, st, d, 1)
 		rc.waitN(t, 1, 10*time.Second)
-		cancel() // the signal: Run stops claiming
-		wg.Wait()
 
 		const budget = 300 * time.Millisecond
 		sctx, scancel := context.WithTimeout(context.Background(), budget)
 		defer scancel()
 		start := time.Now()
-		err := d.Shutdown(sctx)
-		if took := time.Since(start); took > budget+1500*time.Millisecond {
+		err := q.Shutdown(sctx)
+		if took := time.Since(start); took > budget+3*time.Second {
 			t.Errorf("Shutdown took %v, want about %v", took, budget)
 		}
 		if err == nil {
 			t.Error("Shutdown = nil, want an error saying an attempt was cut short")
 		}
-		claimed, err := st.ClaimDeliveries(context.Background(), "next-process", 10, time.Minute)
-		if err != nil || len(claimed) != 1 || claimed[0].Attempts != 0 {
-			t.Fatalf("after shutdown the next process claims %+v (%v), want the delivery, due at once, no attempt counted", claimed, err)
+		if del := listed(t, st)[0]; del.Status != patent.DeliveryPending || del.Attempts != 0 {
+			t.Fatalf("after shutdown: %+v, want pending, no attempt counted", del)
+		}
+		if units := storetest.Units(t, st, queue.KindDelivery); len(units) != 1 || units[0].State != "available" {
+			t.Fatalf("delivery units after the cut = %+v, want it available again", units)
+		}
+
+		up.Store(true)
+		durable(t, dialect, dsn, []string{rc.URL}, fastSchedule, 5*time.Second) // the next replica
+		done := waitStatus(t, st, patent.DeliveryDelivered, 1, 20*time.Second)[0]
+		got := rc.deliveries()
+		if len(got) != 2 || got[0].header.Get("webhook-id") != done.ID || got[1].header.Get("webhook-id") != done.ID || done.Attempts != 1 {
+			t.Errorf("receiver got %d requests (ids %q, %q), delivery %+v; want the cut one and one more, same id, 1 attempt counted",
+				len(got), got[0].header.Get("webhook-id"), got[len(got)-1].header.Get("webhook-id"), done)
 		}
 	})
 }

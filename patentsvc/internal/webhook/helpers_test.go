@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,11 +22,11 @@ import (
 var fastSchedule = []time.Duration{5 * time.Millisecond, 5 * time.Millisecond, 5 * time.Millisecond}
 
 // newDispatcher returns a dispatcher for urls on an in-memory store, with
-// fastSchedule and a 10 ms poll; run starts it.
+// fastSchedule; run makes the attempts its deliveries ask for.
 func newDispatcher(tb testing.TB, urls []string, secret string, logger *slog.Logger) *webhook.Dispatcher {
 	tb.Helper()
 	return webhook.New(context.Background(), webhook.Config{URLs: urls, Secret: secret, Timeout: 5 * time.Second,
-		Schedule: fastSchedule, Owner: "test", Poll: 10 * time.Millisecond}, newMemStore(), logger)
+		Schedule: fastSchedule}, newMemStore(), logger)
 }
 
 // send composes e's deliveries and stores them in d's in-memory store.
@@ -39,23 +40,22 @@ func send(tb testing.TB, d *webhook.Dispatcher, e webhook.Event) []patent.Delive
 	return ds
 }
 
-// memStore is webhook.Store in memory, with the claim rules of the real
-// one (store.ClaimDeliveries), for tests that need no database.
+// memStore is webhook.Store in memory, with the rules of the real one
+// (an attempt is recorded only while the delivery is pending), for tests
+// that need no database. Its due times (due) stand in for the queue's
+// units: run attempts what is due.
 type memStore struct {
 	mu   sync.Mutex
-	rows map[string]*memRow
+	rows map[string]*patent.Delivery
+	due  map[string]time.Time
 	seq  []string // insertion order
-}
-
-type memRow struct {
-	d            patent.Delivery
-	claimedBy    string
-	claimedUntil time.Time
 }
 
 var _ webhook.Store = (*memStore)(nil)
 
-func newMemStore() *memStore { return &memStore{rows: map[string]*memRow{}} }
+func newMemStore() *memStore {
+	return &memStore{rows: map[string]*patent.Delivery{}, due: map[string]time.Time{}}
+}
 
 func (m *memStore) add(ds []patent.Delivery) {
 	m.mu.Lock()
@@ -63,59 +63,47 @@ func (m *memStore) add(ds []patent.Delivery) {
 	now := time.Now()
 	for _, d := range ds {
 		d.Status, d.NextAttemptAt, d.CreatedAt = patent.DeliveryPending, &now, now
-		m.rows[d.ID] = &memRow{d: d}
+		m.rows[d.ID] = &d
+		m.due[d.ID] = now
 		m.seq = append(m.seq, d.ID)
 	}
 }
 
-func (m *memStore) ClaimDeliveries(_ context.Context, owner string, limit int, lease time.Duration) ([]patent.Delivery, error) {
+func (m *memStore) Delivery(_ context.Context, id string) (patent.Delivery, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := time.Now()
-	var out []patent.Delivery
-	for _, id := range m.seq {
-		r := m.rows[id]
-		if len(out) == limit || r.d.Status != patent.DeliveryPending || r.d.NextAttemptAt.After(now) || r.claimedUntil.After(now) {
-			continue
-		}
-		r.claimedBy, r.claimedUntil = owner, now.Add(lease)
-		out = append(out, r.d)
+	d, ok := m.rows[id]
+	if !ok {
+		return patent.Delivery{}, patent.ErrNotFound
 	}
-	return out, nil
+	return *d, nil
 }
 
-func (m *memStore) RecordAttempt(_ context.Context, id, owner string, a patent.Attempt) error {
+func (m *memStore) RecordAttempt(_ context.Context, id string, a patent.Attempt) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.rows[id]
-	if r == nil || r.claimedBy != owner || r.d.Status != patent.DeliveryPending {
+	d := m.rows[id]
+	if d == nil || d.Status != patent.DeliveryPending {
 		return patent.ErrConflict
 	}
-	r.d.Status, r.d.Attempts, r.claimedBy, r.claimedUntil = a.Status, r.d.Attempts+1, "", time.Time{}
+	d.Status, d.Attempts = a.Status, d.Attempts+1
 	next := a.NextAttemptAt
-	r.d.NextAttemptAt = &next
+	d.NextAttemptAt = &next
 	if a.StatusCode != 0 {
 		code := a.StatusCode
-		r.d.LastStatusCode = &code
+		d.LastStatusCode = &code
 	}
 	return nil
 }
 
-func (m *memStore) ReleaseDelivery(_ context.Context, id, owner string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r := m.rows[id]; r != nil && r.claimedBy == owner {
-		r.claimedBy, r.claimedUntil = "", time.Time{}
-	}
-	return nil
-}
+func (m *memStore) SweepDeliveries(context.Context, string) (int64, int64, error) { return 0, 0, nil }
 
 func (m *memStore) PendingDeliveries(context.Context) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var n int64
-	for _, r := range m.rows {
-		if r.d.Status == patent.DeliveryPending {
+	for _, d := range m.rows {
+		if d.Status == patent.DeliveryPending {
 			n++
 		}
 	}
@@ -124,6 +112,36 @@ func (m *memStore) PendingDeliveries(context.Context) (int64, error) {
 
 func (m *memStore) PruneDeliveries(context.Context, time.Time, time.Time) (int64, error) {
 	return 0, nil
+}
+
+// dueNow lists the pending deliveries whose attempt is due, and marks them
+// taken (as the queue marks a unit running).
+func (m *memStore) dueNow() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	var out []string
+	for _, id := range m.seq {
+		if at, ok := m.due[id]; ok && !at.After(now) && m.rows[id].Status == patent.DeliveryPending {
+			out = append(out, id)
+			delete(m.due, id)
+		}
+	}
+	return out
+}
+
+// settle records what an attempt's unit asked for: to run again later, or
+// (an error) at once.
+func (m *memStore) settle(id string, err error) {
+	var later *patent.LaterError
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case errors.As(err, &later):
+		m.due[id] = time.Now().Add(later.After)
+	case err != nil:
+		m.due[id] = time.Now()
+	}
 }
 
 // logBuffer collects a dispatcher's JSON log lines.
@@ -264,22 +282,32 @@ func closedURL(tb testing.TB, pathAndQuery string) string {
 	return u
 }
 
-// run starts d.Run; at cleanup it shuts d down (cutting what is left
-// after 5s) and waits for Run to return.
+// run stands in for the work queue of d's in-memory store: every 2 ms it
+// makes the due attempts (d.Deliver), each in a goroutine of its own as
+// the queue's workers do, and keeps each delivery's next due time from
+// what Deliver returns. It stops when the test ends.
 func run(tb testing.TB, d *webhook.Dispatcher) {
 	tb.Helper()
+	m := webhook.StoreOf(d).(*memStore)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		d.Run(ctx)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			for _, id := range m.dueNow() {
+				wg.Go(func() { m.settle(id, d.Deliver(ctx, patent.DeliveryAttempt{DeliveryID: id})) })
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
 	tb.Cleanup(func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		_ = d.Shutdown(sctx)
 		cancel()
-		<-done
+		wg.Wait()
 	})
 }
 

@@ -3,12 +3,10 @@ package webhook
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,23 +27,23 @@ const (
 	// AttemptTimeout bounds one delivery attempt when WEBHOOK_TIMEOUT is
 	// not set; the Standard Webhooks spec suggests 15 to 30 s.
 	AttemptTimeout = 15 * time.Second
-	// DefaultPoll is how often a deliverer looks for due deliveries.
-	DefaultPoll = time.Second
-	// DefaultWorkers is how many attempts one process makes at once.
-	DefaultWorkers = 4
+	// Workers is how many attempts one process makes at once (the queue's
+	// webhook workers).
+	Workers = 4
+	// UnitMargin is how much longer than an attempt's timeout the queue
+	// lets a delivery's unit run: the attempt times out first and its
+	// outcome is recorded.
+	UnitMargin = 5 * time.Second
 	// DeliveredRetention is how long a delivered row is kept (for the
 	// admin listing) before it is pruned.
 	DeliveredRetention = 7 * 24 * time.Hour
 	// FailedRetention is how long a failed row is kept (an admin may retry
 	// it meanwhile), counted from its creation.
 	FailedRetention = 30 * 24 * time.Hour
-	// pruneEvery is how often a deliverer prunes old rows.
+	// SweepEvery is how often Run gives every pending delivery a live unit.
+	SweepEvery = 10 * time.Second
+	// pruneEvery is how often Run prunes old rows.
 	pruneEvery = time.Hour
-	// leaseMargin is what a claim lasts beyond its attempt's timeout.
-	leaseMargin = 5 * time.Second
-	// releaseTimeout bounds the write that hands back a claim whose
-	// attempt shutdown cut short.
-	releaseTimeout = time.Second
 )
 
 // DefaultSchedule is WEBHOOK_RETRY_SCHEDULE's default: the waits before
@@ -78,15 +76,14 @@ type Field struct{ Label, Value string }
 
 // Store keeps the deliveries; *store.Store implements it.
 type Store interface {
-	// ClaimDeliveries claims up to limit due deliveries for owner until
-	// now+lease.
-	ClaimDeliveries(ctx context.Context, owner string, limit int, lease time.Duration) ([]patent.Delivery, error)
-	// RecordAttempt records an attempt made under owner's claim and
-	// releases the claim; it fails (a kind of patent.ErrConflict) when the
-	// claim is no longer owner's.
-	RecordAttempt(ctx context.Context, id, owner string, a patent.Attempt) error
-	// ReleaseDelivery hands a claim back unattempted.
-	ReleaseDelivery(ctx context.Context, id, owner string) error
+	// Delivery returns a delivery, or patent.ErrNotFound.
+	Delivery(ctx context.Context, id string) (patent.Delivery, error)
+	// RecordAttempt records an attempt at a pending delivery; it fails (a
+	// kind of patent.ErrConflict) when the delivery is no longer pending.
+	RecordAttempt(ctx context.Context, id string, a patent.Attempt) error
+	// SweepDeliveries gives the pending deliveries without a unit one, and
+	// fails those whose unit the queue gave up.
+	SweepDeliveries(ctx context.Context, reason string) (queued, failed int64, err error)
 	PendingDeliveries(ctx context.Context) (int64, error)
 	PruneDeliveries(ctx context.Context, delivered, failed time.Time) (int64, error)
 }
@@ -97,34 +94,21 @@ type Config struct {
 	Secret   string          // WEBHOOK_SECRET; empty: nothing is signed
 	Timeout  time.Duration   // one attempt (WEBHOOK_TIMEOUT); AttemptTimeout when 0
 	Schedule []time.Duration // WEBHOOK_RETRY_SCHEDULE; DefaultSchedule when nil
-	Owner    string          // this process's name in claims
-	Poll     time.Duration   // DefaultPoll when 0
-	Workers  int             // DefaultWorkers when 0
 }
 
 // Dispatcher composes deliveries (stored by the caller in the event's own
-// transaction) and delivers the stored ones from any replica. It is safe
-// for concurrent use.
+// transaction, each with the queue's unit that attempts it) and makes the
+// attempts the queue's units ask for, on any replica. It is safe for
+// concurrent use.
 type Dispatcher struct {
-	cfg     Config
-	targets []target
-	store   Store
-	client  *http.Client
-	key     []byte // HMAC key; nil when there is no secret
-	logger  *slog.Logger
-	now     func() time.Time // replaced by tests (export_test.go)
-
-	// life is the context attempts run in: it ends only when Shutdown's
-	// deadline passes, not when Run's context does, so an attempt in
-	// flight at the signal may finish within SHUTDOWN_TIMEOUT.
-	life     context.Context
-	kill     context.CancelFunc
-	slots    chan struct{} // one per attempt in flight
-	wake     chan struct{}
-	closing  chan struct{}
-	mu       sync.Mutex // orders inflight.Add before Shutdown's Wait
-	closed   bool       // Shutdown has begun; guarded by mu
-	inflight sync.WaitGroup
+	cfg      Config
+	targets  []target
+	store    Store
+	client   *http.Client
+	key      []byte // HMAC key; nil when there is no secret
+	logger   *slog.Logger
+	now      func() time.Time // replaced by tests (export_test.go)
+	base     context.Context  // the metrics' reads run in it
 	outcomes *prometheus.CounterVec
 }
 
@@ -137,8 +121,8 @@ type target struct {
 
 // New returns a Dispatcher for cfg. URLs that are blank are skipped; URLs
 // that are not absolute http(s) URLs are skipped with an ERROR log naming
-// their position. logger may be nil. Attempts run in a context derived
-// from base: its values carry over, its cancellation does not.
+// their position. logger may be nil. The metrics read the store in
+// contexts derived from base.
 func New(base context.Context, cfg Config, st Store, logger *slog.Logger) *Dispatcher {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -149,15 +133,10 @@ func New(base context.Context, cfg Config, st Store, logger *slog.Logger) *Dispa
 	if cfg.Schedule == nil {
 		cfg.Schedule = DefaultSchedule
 	}
-	cfg.Poll = cmpOr(cfg.Poll, DefaultPoll)
-	cfg.Workers = max(cfg.Workers, 0)
-	if cfg.Workers == 0 {
-		cfg.Workers = DefaultWorkers
-	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 2
 	d := &Dispatcher{
-		cfg: cfg, store: st, logger: logger, now: time.Now,
+		cfg: cfg, store: st, logger: logger, now: time.Now, base: context.WithoutCancel(base),
 		client: &http.Client{
 			// A client span per attempt, under the span in the attempt's
 			// context (none: deliveries run in the background).
@@ -165,7 +144,6 @@ func New(base context.Context, cfg Config, st Store, logger *slog.Logger) *Dispa
 			// Standard Webhooks: a 3xx is a failure, never followed.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		slots: make(chan struct{}, cfg.Workers), wake: make(chan struct{}, 1), closing: make(chan struct{}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "patentsvc_webhook_deliveries_total",
 			Help: "Webhook delivery attempts by outcome: delivered (2xx), retried (failed, another attempt is scheduled), failed (failed for good: 410 Gone or the retry schedule exhausted).",
@@ -174,7 +152,6 @@ func New(base context.Context, cfg Config, st Store, logger *slog.Logger) *Dispa
 	for _, o := range []string{"delivered", "retried", "failed"} {
 		d.outcomes.WithLabelValues(o) // every series exists from the start
 	}
-	d.life, d.kill = context.WithCancel(context.WithoutCancel(base))
 	if cfg.Secret != "" {
 		key, err := signingKey(cfg.Secret)
 		if err != nil {
@@ -186,13 +163,6 @@ func New(base context.Context, cfg Config, st Store, logger *slog.Logger) *Dispa
 		d.key = key
 	}
 	d.targets = parseTargets(cfg.URLs, logger)
-	return d
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
 	return d
 }
 
@@ -223,7 +193,7 @@ func (d *Dispatcher) RegisterMetrics(reg prometheus.Registerer) {
 		Name: "patentsvc_webhook_deliveries_pending",
 		Help: "Webhook deliveries stored and not yet delivered or failed, across every replica.",
 	}, func() float64 {
-		ctx, cancel := context.WithTimeout(d.life, time.Second)
+		ctx, cancel := context.WithTimeout(d.base, time.Second)
 		defer cancel()
 		n, err := d.store.PendingDeliveries(ctx)
 		if err != nil {
@@ -284,17 +254,15 @@ func (d *Dispatcher) compose(e Event) ([]patent.Delivery, error) {
 	return out, nil
 }
 
-// Run delivers the due deliveries until ctx ends or Shutdown begins:
-// every Poll (and at once when an attempt ends) it claims as many as it
-// has free workers and attempts each in a goroutine of its own. It prunes
-// old rows every hour. Attempts in flight when ctx ends go on; Shutdown
-// bounds them.
+// Run sweeps the deliveries (every pending one gets a live unit; one
+// whose unit the queue gave up fails) at once and every SweepEvery, and
+// prunes old rows hourly, until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) {
-	t := time.NewTicker(d.cfg.Poll)
+	t := time.NewTicker(SweepEvery)
 	defer t.Stop()
 	var pruned time.Time
 	for {
-		d.pump(ctx)
+		d.sweep(ctx)
 		if now := d.now(); now.Sub(pruned) >= pruneEvery {
 			d.prune(ctx)
 			pruned = now
@@ -302,61 +270,25 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-d.closing:
-			return
 		case <-t.C:
-		case <-d.wake:
 		}
 	}
 }
 
-// pump claims due deliveries while workers are free and starts them.
-func (d *Dispatcher) pump(ctx context.Context) {
-	for ctx.Err() == nil {
-		select {
-		case <-d.closing:
-			return
-		default:
-		}
-		free := cap(d.slots) - len(d.slots)
-		if free == 0 {
-			return
-		}
-		ds, err := d.store.ClaimDeliveries(ctx, d.cfg.Owner, free, d.lease())
-		if err != nil {
-			if ctx.Err() == nil {
-				d.logger.Warn("claiming webhook deliveries failed", "err", err.Error())
-			}
-			return
-		}
-		for _, del := range ds {
-			d.start(del)
-		}
-		if len(ds) < free {
-			return
-		}
+// reasonOrphaned is the last_error of a delivery whose unit the queue gave
+// up.
+const reasonOrphaned = "the processes attempting the delivery stopped or failed each time; retry it from the admin endpoint"
+
+func (d *Dispatcher) sweep(ctx context.Context) {
+	queued, failed, err := d.store.SweepDeliveries(ctx, reasonOrphaned)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		d.logger.Warn("sweeping webhook deliveries failed", "err", err.Error())
+	case queued > 0 || failed > 0:
+		d.logger.Warn("swept webhook deliveries", "queued", queued, "failed", failed)
+		d.outcomes.WithLabelValues("failed").Add(float64(failed))
 	}
 }
-
-// start attempts a claimed delivery in a goroutine of its own, or hands
-// the claim back when Shutdown has begun.
-func (d *Dispatcher) start(del patent.Delivery) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.life), releaseTimeout)
-		defer cancel()
-		_ = d.store.ReleaseDelivery(ctx, del.ID, d.cfg.Owner) // else it is due when the claim lapses
-		return
-	}
-	d.slots <- struct{}{} // never blocks: at most the free slots were claimed
-	d.inflight.Add(1)
-	go d.deliver(del)
-}
-
-// lease is how long a claim lasts: the attempt's timeout and a margin, so
-// a claim never lapses while its attempt runs.
-func (d *Dispatcher) lease() time.Duration { return d.cfg.Timeout + leaseMargin }
 
 func (d *Dispatcher) prune(ctx context.Context) {
 	now := d.now()
@@ -369,29 +301,5 @@ func (d *Dispatcher) prune(ctx context.Context) {
 	}
 }
 
-// Shutdown stops claiming and waits for the attempts in flight until ctx
-// ends; then it cancels them (the receivers' answers are not awaited) and
-// hands their claims back, each write bounded by a second, so it returns
-// within about a second of ctx's end. A delivery whose claim could not be
-// handed back is due again when its claim lapses. The error wraps
-// ctx.Err() when attempts were cut short.
-func (d *Dispatcher) Shutdown(ctx context.Context) error {
-	d.mu.Lock()
-	if !d.closed {
-		d.closed = true
-		close(d.closing)
-	}
-	d.mu.Unlock()
-	done := make(chan struct{})
-	go func() { d.inflight.Wait(); close(done) }()
-	defer d.client.CloseIdleConnections()
-	select {
-	case <-done:
-		d.kill()
-		return nil
-	case <-ctx.Done():
-		d.kill()
-		<-done
-		return fmt.Errorf("webhook: attempts cut short at shutdown, to be retried: %w", ctx.Err())
-	}
-}
+// Close closes the idle connections to the receivers.
+func (d *Dispatcher) Close() { d.client.CloseIdleConnections() }

@@ -9,9 +9,11 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/url"
@@ -24,6 +26,7 @@ import (
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
 
+	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 )
 
@@ -39,16 +42,78 @@ func Each(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 
 // Open opens a fresh, migrated store of the dialect, closed (and, on
 // PostgreSQL, dropped) when the test ends. It logs which database it used.
+// Its work queue inserts units but runs none (see OpenWorking).
 func Open(tb testing.TB, dialect string, now func() time.Time) *store.Store {
 	tb.Helper()
-	dsn := DSN(tb, dialect)
+	s, _ := open(tb, dialect, DSN(tb, dialect), now, queue.Config{}, queue.Handlers{})
+	return s
+}
+
+// OpenQueue is Open with a work queue that runs units when started
+// (StartQueue): cfg's workers (its Dialect and timeouts are filled in when
+// zero) run them with h.
+func OpenQueue(tb testing.TB, dialect string, now func() time.Time, cfg queue.Config, h queue.Handlers) (*store.Store, *queue.Queue) {
+	tb.Helper()
+	return open(tb, dialect, DSN(tb, dialect), now, cfg, h)
+}
+
+// OpenDSN is OpenQueue on the database at dsn (from DSN, shared by the
+// stores of a test of replicas).
+func OpenDSN(tb testing.TB, dialect, dsn string, now func() time.Time, cfg queue.Config, h queue.Handlers) (*store.Store, *queue.Queue) {
+	tb.Helper()
+	return open(tb, dialect, dsn, now, cfg, h)
+}
+
+// StartQueue starts q's workers; they stop (within 10 s) when the test
+// ends.
+func StartQueue(tb testing.TB, q *queue.Queue) {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := q.Start(ctx); err != nil {
+		cancel()
+		tb.Fatalf("start the work queue: %v", err)
+	}
+	tb.Cleanup(func() {
+		stop, done := context.WithTimeout(context.Background(), 10*time.Second)
+		defer done()
+		q.Shutdown(stop)
+		cancel()
+	})
+}
+
+func open(tb testing.TB, dialect, dsn string, now func() time.Time, cfg queue.Config, h queue.Handlers) (*store.Store, *queue.Queue) {
+	tb.Helper()
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	s, err := store.Open(context.Background(), dialect, dsn, store.Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: time.Minute},
-		slog.New(slog.NewJSONHandler(io.Discard, nil)), now)
+		logger, now, queue.Migrate)
 	if err != nil {
 		tb.Fatalf("open %s store: %v", dialect, err)
 	}
 	tb.Cleanup(func() { s.Close() })
-	return s
+	db, err := s.SQL()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.Dialect = dialect
+	if dialect == store.Postgres && cfg.ListenDSN == "" {
+		cfg.ListenDSN = dsn // units are taken up at once, as in production
+	}
+	cfg.ScheduledTimeout = cmpOr(cfg.ScheduledTimeout, time.Minute)
+	cfg.JobTimeout = cmpOr(cfg.JobTimeout, time.Minute)
+	cfg.DeliveryTimeout = cmpOr(cfg.DeliveryTimeout, time.Minute)
+	q, err := queue.New(context.Background(), db, cfg, h, logger)
+	if err != nil {
+		tb.Fatalf("work queue: %v", err)
+	}
+	s.UseQueue(q)
+	return s, q
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // DSN returns a DSN for a fresh, empty database of the dialect.
@@ -95,4 +160,73 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// Unit is a row of the work queue's table, as tests look at it.
+type Unit struct {
+	ID    int64
+	Kind  string
+	State string
+	Args  string // JSON
+}
+
+// Units lists the queue's units of kind ("" for every kind), oldest first.
+func Units(tb testing.TB, s *store.Store, kind string) []Unit {
+	tb.Helper()
+	db, err := s.SQL()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q := "SELECT id, kind, state, CAST(args AS TEXT) FROM river_job"
+	if s.Dialect() == store.SQLite {
+		q = "SELECT id, kind, state, json(args) FROM river_job" // args are jsonb blobs there
+	}
+	var args []any
+	if kind != "" {
+		q += " WHERE kind = " + map[string]string{store.SQLite: "?", store.Postgres: "$1"}[s.Dialect()]
+		args = append(args, kind)
+	}
+	rows, err := db.QueryContext(context.Background(), q+" ORDER BY id", args...)
+	if err != nil {
+		tb.Fatalf("list units: %v", err)
+	}
+	defer rows.Close()
+	var out []Unit
+	for rows.Next() {
+		var u Unit
+		if err := rows.Scan(&u.ID, &u.Kind, &u.State, &u.Args); err != nil {
+			tb.Fatal(err)
+		}
+		var compact bytes.Buffer // PostgreSQL's jsonb prints spaces
+		if err := json.Compact(&compact, []byte(u.Args)); err == nil {
+			u.Args = compact.String()
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// SetUnitState puts unit id in state, as River would (a unit given up is
+// "discarded").
+func SetUnitState(tb testing.TB, s *store.Store, id int64, state string) {
+	tb.Helper()
+	db, err := s.SQL()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var finalized any // River keeps finalized_at on the final states only
+	if state == "completed" || state == "cancelled" || state == "discarded" {
+		finalized = time.Now().UTC()
+		if s.Dialect() == store.SQLite {
+			finalized = time.Now().UTC().Format("2006-01-02 15:04:05.000")
+		}
+	}
+	q := map[string]string{store.SQLite: "UPDATE river_job SET state = ?, finalized_at = ? WHERE id = ?",
+		store.Postgres: "UPDATE river_job SET state = $1, finalized_at = $2 WHERE id = $3"}[s.Dialect()]
+	if _, err := db.ExecContext(context.Background(), q, state, finalized, id); err != nil {
+		tb.Fatalf("set unit %d %s: %v", id, state, err)
+	}
 }

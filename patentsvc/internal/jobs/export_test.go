@@ -1,0 +1,4 @@
+package jobs
+
+// RetryAfterOf is retryAfterOf, for the tests.
+var RetryAfterOf = retryAfterOf

@@ -1,0 +1,234 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/store"
+	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+)
+
+// createJob stores a pending job of user with no per-user limit.
+func createJob(t *testing.T, s *store.Store, id string, user int64, companies ...string) patent.Job {
+	t.Helper()
+	j, err := s.CreateJob(ctx, patent.Job{ID: id, UserID: user, Companies: companies, MaxWorkers: 2, Model: "m"}, 0)
+	if err != nil {
+		t.Fatalf("CreateJob(%s) = %v", id, err)
+	}
+	return j
+}
+
+// claim takes the fairest pending job up for unit and returns its id ("" for none).
+func claim(t *testing.T, s *store.Store, unit int64) string {
+	t.Helper()
+	j, ok, err := s.ClaimJob(ctx, unit)
+	if err != nil {
+		t.Fatalf("ClaimJob(%d) = %v", unit, err)
+	}
+	if !ok {
+		return ""
+	}
+	if j.Status != patent.JobRunning || j.UnitID != unit || j.StartedAt == nil {
+		t.Fatalf("ClaimJob(%d) = %+v, want running, held by the unit, started", unit, j)
+	}
+	return j.ID
+}
+
+// TestJobLifecycle: a job is stored pending with its start queued in the
+// same transaction; a unit takes it up, takes the same job up again when it
+// is run again, and alone may report progress and the end.
+func TestJobLifecycle(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
+		j := createJob(t, s, "job-1", 7, "Acme", "IBM")
+		if j.Status != patent.JobPending || j.Total != 2 || j.Progress() != 0 || j.UnitID != 0 || j.StartedAt != nil {
+			t.Fatalf("CreateJob = %+v", j)
+		}
+		units := storetest.Units(t, s, "job_start")
+		if len(units) != 1 || units[0].State != "available" || !strings.Contains(units[0].Args, `"job_id":"job-1"`) {
+			t.Fatalf("units after CreateJob = %+v, want one available job start for job-1", units)
+		}
+		if got := claim(t, s, 101); got != "job-1" {
+			t.Fatalf("first claim = %q, want job-1", got)
+		}
+		if got := claim(t, s, 101); got != "job-1" {
+			t.Fatalf("claim by the same unit, run again = %q, want job-1 again", got)
+		}
+		if got := claim(t, s, 102); got != "" {
+			t.Fatalf("claim by another unit = %q, want none left", got)
+		}
+		if err := s.JobProgress(ctx, "job-1", 102, 1); !errors.Is(err, store.ErrJobLost) {
+			t.Fatalf("JobProgress by another unit = %v, want ErrJobLost", err)
+		}
+		if err := s.JobProgress(ctx, "job-1", 101, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.JobProgress(ctx, "job-1", 101, 0); err != nil { // run again from the start
+			t.Fatal(err)
+		}
+		got, _ := s.Job(ctx, "job-1")
+		if got.Status != patent.JobRunning || got.Completed != 1 || got.Progress() != 0.5 || got.Companies[1] != "IBM" || got.MaxWorkers != 2 {
+			t.Fatalf("Job = %+v, want running with 1 of 2 done (progress never goes back)", got)
+		}
+		res := &patent.BatchResult{Model: "m", Results: []patent.CompanyAnalysis{{CompanyName: "Acme", Success: true}, {CompanyName: "IBM"}}}
+		if err := s.FinishJob(ctx, "job-1", 102, patent.JobCompleted, res, "", nil); !errors.Is(err, store.ErrJobLost) {
+			t.Fatalf("FinishJob by another unit = %v, want ErrJobLost", err)
+		}
+		if err := s.FinishJob(ctx, "job-1", 101, patent.JobCompleted, res, "", nil); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.Job(ctx, "job-1")
+		if got.Status != patent.JobCompleted || got.Result == nil || len(got.Result.Results) != 2 || got.Completed != 2 {
+			t.Fatalf("finished Job = %+v", got)
+		}
+		if err := s.FinishJob(ctx, "job-1", 101, patent.JobFailed, nil, "x", nil); !errors.Is(err, store.ErrJobLost) {
+			t.Fatalf("finishing twice = %v, want ErrJobLost", err)
+		}
+		if _, err := s.Job(ctx, "nope"); !errors.Is(err, patent.ErrNotFound) {
+			t.Fatalf("Job(unknown) = %v", err)
+		}
+	})
+}
+
+// TestJobFairness: a free unit takes up the oldest pending job of the user
+// with the fewest running (decisions.md), not the oldest job overall.
+func TestJobFairness(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
+		for i := range 4 {
+			createJob(t, s, fmt.Sprintf("a%d", i), 1, "A")
+		}
+		createJob(t, s, "b0", 2, "B")
+		createJob(t, s, "b1", 2, "B")
+		var order []string
+		order = append(order, claim(t, s, 1)) // a0: nobody runs anything
+		order = append(order, claim(t, s, 2)) // b0: user 2 runs none, user 1 one
+		order = append(order, claim(t, s, 3)) // a1: one each, a1 is older than b1
+		createJob(t, s, "c0", 3, "C")
+		order = append(order, claim(t, s, 4)) // c0: user 3 runs none
+		order = append(order, claim(t, s, 5)) // b1: user 2 runs one, user 1 two
+		order = append(order, claim(t, s, 6)) // a2
+		if want := "[a0 b0 a1 c0 b1 a2]"; fmt.Sprint(order) != want {
+			t.Errorf("start order = %v, want %s", order, want)
+		}
+	})
+}
+
+// TestJobLimitPerUser: a user's unfinished jobs are capped (decisions.md,
+// JOBS_MAX_PER_USER), also against submissions at once; other users are
+// not affected, and a finished job frees a place.
+func TestJobLimitPerUser(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
+		const limit = 3
+		var mu sync.Mutex
+		var stored, refused int
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				_, err := s.CreateJob(ctx, patent.Job{ID: fmt.Sprintf("u1-%d", i), UserID: 1, Companies: []string{"A"}}, limit)
+				var full *patent.TooManyJobsError
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					stored++
+				case errors.As(err, &full) && full.Limit == limit && errors.Is(err, patent.ErrTooManyJobs):
+					refused++
+				default:
+					t.Errorf("CreateJob = %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if stored != limit || refused != 8-limit {
+			t.Fatalf("8 submissions at once: %d stored, %d refused; want %d and %d", stored, refused, limit, 8-limit)
+		}
+		if n := len(storetest.Units(t, s, "job_start")); n != limit {
+			t.Errorf("%d job starts queued, want %d (none for a refused job)", n, limit)
+		}
+		if _, err := s.CreateJob(ctx, patent.Job{ID: "u2-0", UserID: 2, Companies: []string{"B"}}, limit); err != nil {
+			t.Errorf("another user's job = %v", err)
+		}
+		id := claim(t, s, 11)
+		if _, err := s.CreateJob(ctx, patent.Job{ID: "u1-late", UserID: 1, Companies: []string{"A"}}, limit); !errors.Is(err, patent.ErrTooManyJobs) {
+			t.Errorf("a running job still counts: CreateJob = %v", err)
+		}
+		if err := s.FinishJob(ctx, id, 11, patent.JobCompleted, nil, "", nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateJob(ctx, patent.Job{ID: "u1-late", UserID: 1, Companies: []string{"A"}}, limit); err != nil {
+			t.Errorf("after a job ended: CreateJob = %v", err)
+		}
+	})
+}
+
+// TestJobSweeps: a running job whose unit the queue gave up fails, with
+// its deliveries in the same transaction; one whose unit is alive does not;
+// pending jobs without a free unit get one; at a single process's start
+// every running job fails.
+func TestJobSweeps(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
+		for _, id := range []string{"orphan", "alive", "waiting", "lost"} {
+			createJob(t, s, id, 1, "A")
+		}
+		units := storetest.Units(t, s, "job_start")
+		if len(units) != 4 {
+			t.Fatalf("%d units, want 4", len(units))
+		}
+		// The first two units take orphan and alive up; the first is then
+		// given up by the queue (its processes died), the second runs on.
+		if claim(t, s, units[0].ID) != "orphan" || claim(t, s, units[1].ID) != "alive" {
+			t.Fatal("claims out of order")
+		}
+		storetest.SetUnitState(t, s, units[0].ID, "discarded")
+		storetest.SetUnitState(t, s, units[1].ID, "running")
+		// The unit queued for "lost" was given up before it took a job up.
+		storetest.SetUnitState(t, s, units[3].ID, "discarded")
+
+		var composed []patent.Job
+		compose := func(j patent.Job) ([]patent.Delivery, error) {
+			composed = append(composed, j)
+			return []patent.Delivery{{ID: "msg-" + j.ID, Event: "job.completed", URL: "https://a.example/h", URLHost: "https://a.example", Payload: []byte(`{}`)}}, nil
+		}
+		n, err := s.FailOrphanedJobs(ctx, "its processes stopped", compose)
+		if err != nil || n != 1 {
+			t.Fatalf("FailOrphanedJobs = %d, %v; want 1", n, err)
+		}
+		orphan, _ := s.Job(ctx, "orphan")
+		alive, _ := s.Job(ctx, "alive")
+		if orphan.Status != patent.JobFailed || orphan.Error == nil || *orphan.Error != "its processes stopped" || alive.Status != patent.JobRunning {
+			t.Fatalf("orphan = %+v, alive = %+v", orphan, alive)
+		}
+		if len(composed) != 1 || composed[0].ID != "orphan" || composed[0].Status != patent.JobFailed {
+			t.Errorf("composed for %+v, want the failed orphan", composed)
+		}
+		if d, err := s.Delivery(ctx, "msg-orphan"); err != nil || d.Status != patent.DeliveryPending {
+			t.Errorf("the orphan's delivery = %+v, %v; want it stored, pending", d, err)
+		}
+		if got := len(storetest.Units(t, s, "webhook_delivery")); got != 1 {
+			t.Errorf("%d delivery units, want 1", got)
+		}
+
+		// Two pending jobs (waiting, lost), one free unit (the third):
+		// one start is queued.
+		if q, err := s.RefillJobStarts(ctx); err != nil || q != 1 {
+			t.Fatalf("RefillJobStarts = %d, %v; want 1", q, err)
+		}
+		if q, err := s.RefillJobStarts(ctx); err != nil || q != 0 {
+			t.Fatalf("RefillJobStarts again = %d, %v; want 0", q, err)
+		}
+
+		if n, err := s.FailRunningJobs(ctx, "restarted", nil); err != nil || n != 1 {
+			t.Fatalf("FailRunningJobs = %d, %v; want 1 (alive)", n, err)
+		}
+		alive, _ = s.Job(ctx, "alive")
+		if alive.Status != patent.JobFailed || *alive.Error != "restarted" {
+			t.Errorf("alive after FailRunningJobs = %+v", alive)
+		}
+		if err := s.JobProgress(ctx, "alive", units[1].ID, 1); !errors.Is(err, store.ErrJobLost) {
+			t.Errorf("progress of a failed job = %v, want ErrJobLost", err)
+		}
+	})
+}
