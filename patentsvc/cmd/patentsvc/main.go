@@ -91,7 +91,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	analyzer := newAnalyzer(cfg, st, blobs, newExtractor(ctx, cfg.PDFOCR, logger), logger)
+	analyzer := newAnalyzer(cfg, st, blobs, newExtractor(ctx, cfg, logger), logger)
 	hooks := newWebhooks(ctx, cfg, st, logger)
 	defer hooks.Close()
 	runner, sched, work, err := newWork(ctx, cfg, st, analyzer, hooks, logger)
@@ -264,6 +264,7 @@ func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, ext
 		PromptBudget: cfg.PromptMaxChars,
 		PDFWorkers:   cfg.PDFWorkers,
 		MaxTokens:    cfg.LLMMaxTokens,
+		PDFLimits:    pdfLimits(cfg).String(),
 	},
 		serpapi.NewClient(cfg.SerpAPIBaseURL, cfg.SerpAPIKey.Reveal(), cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
 		llm.NewClient(cfg.LLMBaseURL, cfg.LLMAPIKey.Reveal(), cfg.LLMTimeout, cfg.UpstreamRetries, logger),
@@ -275,18 +276,25 @@ func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, ext
 // reads PDFs without a text layer by OCR when tesseract and its English
 // data are installed. Otherwise such PDFs are reported as scans, with the
 // reason.
-func newExtractor(ctx context.Context, mode string, logger *slog.Logger) *pdf.Extractor {
-	if mode == "off" {
+func newExtractor(ctx context.Context, cfg config.Config, logger *slog.Logger) *pdf.Extractor {
+	limits := pdfLimits(cfg)
+	if cfg.PDFOCR == "off" {
 		logger.Info("pdf ocr off (PDF_OCR=off)")
-		return pdf.NewExtractor(nil, "PDF_OCR is off")
+		return pdf.NewExtractor(nil, "PDF_OCR is off", limits)
 	}
 	tess, err := pdf.FindTesseract(ctx, "eng", pdf.PageTimeout)
 	if err != nil {
 		logger.Info("pdf ocr unavailable; scanned PDFs without a text layer are not read", "reason", err.Error())
-		return pdf.NewExtractor(nil, err.Error())
+		return pdf.NewExtractor(nil, err.Error(), limits)
 	}
 	logger.Info("pdf ocr ready", "page_timeout", pdf.PageTimeout.String())
-	return pdf.NewExtractor(tess, "")
+	return pdf.NewExtractor(tess, "", limits)
+}
+
+// pdfLimits are the bounds on reading one document: PDF_EXTRACT_TIMEOUT,
+// PDF_MAX_PAGES, PDF_MAX_DECODED_MB.
+func pdfLimits(cfg config.Config) pdf.Limits {
+	return pdf.Limits{Timeout: cfg.PDFExtractTimeout, MaxPages: cfg.PDFMaxPages, MaxDecoded: cfg.PDFMaxDecodedBytes}
 }
 
 // newWebhooks builds the webhook dispatcher: it composes the deliveries
@@ -484,7 +492,7 @@ func extract(ctx context.Context, path string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("extract %s: %w", path, err)
 	}
-	s, err := newExtractor(ctx, cfg.PDFOCR, slog.New(slog.DiscardHandler)).Extract(ctx, f, fi.Size())
+	s, err := newExtractor(ctx, cfg, slog.New(slog.DiscardHandler)).Extract(ctx, f, fi.Size())
 	if err != nil {
 		return fmt.Errorf("extract %s: %w", path, err)
 	}

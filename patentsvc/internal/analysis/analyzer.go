@@ -79,6 +79,10 @@ type Config struct {
 	PDFWorkers int
 	// MaxTokens caps the answer's length.
 	MaxTokens int
+	// PDFLimits names the limits the extractor reads documents under
+	// (pdf.Limits.String): a PDF that broke them before, under the same
+	// limits, is not read again.
+	PDFLimits string
 }
 
 // Analyzer runs analyses. It is safe for concurrent use.
@@ -148,7 +152,10 @@ func (a *Analyzer) analyzeCompany(ctx context.Context, name patent.CompanyName, 
 		return fail(patent.NoPatentsError)
 	}
 
-	texts := a.patentTexts(ctx, name, found.Patents)
+	texts, readings := a.patentTexts(ctx, name, found.Patents)
+	for i, r := range readings {
+		res.Patents[i].Read, res.Patents[i].Error = r.read, r.err
+	}
 	prompt := portfolio(name.String(), texts)
 	ans, cached, err := a.complete(ctx, model, prompt, opts.Fresh)
 	if err != nil {
@@ -194,10 +201,22 @@ func (a *Analyzer) searchPatents(ctx context.Context, name patent.CompanyName, f
 	return r, nil
 }
 
+// reading is how a patent's PDF was read for an analysis: read, or not
+// and why not (the patent's entry in the analysis).
+type reading struct {
+	read bool
+	err  *string
+}
+
 // patentTexts records the patents and reduces each to prompt text,
-// fetching and reading the PDFs a few at a time.
-func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, found []patent.SearchHit) []promptPatent {
+// fetching and reading the PDFs a few at a time, and returns how each PDF
+// was read. A PDF that was not read (not found, not downloaded, not
+// readable, or past the limits on reading a document) gives the search's
+// snippet instead; a verdict of the limits is stored with the patent, so
+// the same file is not read again under the same limits.
+func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, found []patent.SearchHit) ([]promptPatent, []reading) {
 	out := make([]promptPatent, len(found))
+	readings := make([]reading, len(found))
 	budget := a.cfg.PromptBudget / max(len(found), 1)
 	sem := make(chan struct{}, a.cfg.PDFWorkers)
 	var wg sync.WaitGroup
@@ -208,13 +227,19 @@ func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, 
 			defer func() { <-sem }()
 			rec := patent.StoredPatent{PatentID: p.PatentID, CompanyName: company.String(), Title: p.Title,
 				PublicationDate: p.PublicationDate, PDFLink: p.PDFLink, Summary: p.Snippet}
-			secs, path, err := a.sections(ctx, p.PatentID, p.PDFLink)
+			secs, path, err := a.readPDF(ctx, p.PatentID, p.PDFLink)
+			rec.PDFPath = path
 			if err != nil {
 				a.logger.InfoContext(ctx, "patent pdf not used", "patent_id", p.PatentID, "err", err.Error())
 				out[i].Text = minimize(patent.Sections{Abstract: p.Snippet}, budget)
+				why := unread(err)
+				readings[i] = reading{err: &why}
+				if errors.Is(err, patent.ErrPDFOverLimit) {
+					rec.PDFVerdict, rec.PDFLimits = why, a.cfg.PDFLimits
+				}
 			} else {
 				out[i].Text = minimize(secs, budget)
-				rec.PDFPath = path
+				readings[i] = reading{read: true}
 				if secs.Abstract != "" {
 					rec.Summary = clean(secs.Abstract)
 				}
@@ -225,7 +250,35 @@ func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, 
 		})
 	}
 	wg.Wait()
-	return out
+	return out, readings
+}
+
+// readPDF is sections, but a stored PDF that broke the limits on reading a
+// document before, under the same limits, is not read again: its verdict
+// is the error (a kind of patent.ErrPDFOverLimit).
+func (a *Analyzer) readPDF(ctx context.Context, id, link string) (patent.Sections, string, error) {
+	if p, err := a.store.Patent(ctx, id); err == nil && p.PDFVerdict != "" && p.PDFLimits == a.cfg.PDFLimits {
+		return patent.Sections{}, "", patent.NewKindError(patent.ErrPDFOverLimit, p.PDFVerdict)
+	}
+	return a.sections(ctx, id, link)
+}
+
+// unread is why a patent's PDF was not read, as its entry in an analysis
+// says it: the limit it broke as the extractor words it, or a short reason
+// of our own (no link, host, path or library detail reaches a client).
+func unread(err error) string {
+	var no *patent.NotOCRedError
+	switch {
+	case errors.Is(err, patent.ErrPDFOverLimit):
+		return err.Error()
+	case errors.As(err, &no):
+		return "document not read: no text layer (" + no.Reason + ")"
+	case errors.Is(err, patent.ErrPDFUnreadable):
+		return "document not read: not a readable PDF"
+	case errors.Is(err, patent.ErrPDFNotFound):
+		return "no PDF to read: the link is missing or not on an allowed host"
+	}
+	return "PDF not downloaded"
 }
 
 // sections returns a patent's sections from its stored PDF, fetching the
@@ -295,7 +348,9 @@ func (a *Analyzer) complete(ctx context.Context, model, prompt string, fresh boo
 // AnalyzePatent analyses one patent from its stored PDF, downloading it
 // from the previously recorded link when it is not in storage, with
 // opts.Model and recording opts.RequestedBy (opts.Fresh is ignored). It
-// returns patent.ErrPDFNotFound when neither exists,
+// returns patent.ErrPDFNotFound when neither exists, a kind of
+// patent.ErrPDFOverLimit (whose text says which limit) for a PDF past the
+// limits on reading a document (now, or before under the same limits),
 // patent.ErrPDFUnreadable for a PDF without text, and the gateway's error
 // when the model fails.
 func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, opts patent.AnalyzeOptions) (patent.PatentAnalysis, error) {
@@ -308,8 +363,16 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 	case !errors.Is(err, patent.ErrNotFound):
 		return patent.PatentAnalysis{}, err
 	}
-	secs, path, err := a.sections(ctx, id, link)
+	secs, path, err := a.readPDF(ctx, id, link)
 	switch {
+	case errors.Is(err, patent.ErrPDFOverLimit):
+		if stored.PDFVerdict != err.Error() || stored.PDFLimits != a.cfg.PDFLimits {
+			rec := patent.StoredPatent{PatentID: id, PDFPath: path, PDFVerdict: err.Error(), PDFLimits: a.cfg.PDFLimits}
+			if err := a.store.UpsertPatent(ctx, rec); err != nil {
+				a.logger.WarnContext(ctx, "storing patent failed", "patent_id", id, "err", err.Error())
+			}
+		}
+		return patent.PatentAnalysis{}, err
 	case errors.Is(err, patent.ErrPDFNotFound):
 		return patent.PatentAnalysis{}, fmt.Errorf("%w: %s", patent.ErrPDFNotFound, id)
 	case errors.Is(err, patent.ErrPDFUnreadable):

@@ -99,6 +99,8 @@ func handleAnalyzePatent(an Analyzer, def string) echo.HandlerFunc {
 		}
 		res, err := an.AnalyzePatent(c.Request().Context(), id, company, requestOptions(c, model))
 		switch {
+		case errors.Is(err, patent.ErrPDFOverLimit): // its text: "document not read: more than 500 pages"
+			return httperr.Wrap(err, http.StatusUnprocessableEntity, fmt.Sprintf("Patent PDF for %s: %s", id, err.Error()))
 		case errors.Is(err, patent.ErrPDFNotFound):
 			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("Patent PDF for %s not found or could not be downloaded", id))
 		case errors.Is(err, patent.ErrPDFUnreadable):

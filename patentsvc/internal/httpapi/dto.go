@@ -62,10 +62,12 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 }
 
 type patentRefJSON struct {
-	PatentID        string `json:"patent_id"`
-	Title           string `json:"title"`
-	PublicationDate string `json:"publication_date"`
-	PDFLink         string `json:"pdf_link"`
+	PatentID        string  `json:"patent_id"`
+	Title           string  `json:"title"`
+	PublicationDate string  `json:"publication_date"`
+	PDFLink         string  `json:"pdf_link"`
+	Read            bool    `json:"read"`
+	Error           *string `json:"error"`
 }
 
 // companyAnalysisJSON is CompanyAnalysisResponse.
@@ -84,7 +86,8 @@ type companyAnalysisJSON struct {
 func fromCompanyAnalysis(a patent.CompanyAnalysis) companyAnalysisJSON {
 	return companyAnalysisJSON{CompanyName: a.CompanyName, Analysis: a.Analysis, PatentCount: a.PatentCount,
 		Patents: mapSlice(a.Patents, func(p patent.PatentRef) patentRefJSON {
-			return patentRefJSON{PatentID: p.PatentID, Title: p.Title, PublicationDate: p.PublicationDate, PDFLink: p.PDFLink}
+			return patentRefJSON{PatentID: p.PatentID, Title: p.Title, PublicationDate: p.PublicationDate, PDFLink: p.PDFLink,
+				Read: p.Read, Error: p.Error}
 		}),
 		Success: a.Success, Error: a.Error, Model: a.Model, Cached: a.Cached, Timestamp: a.Timestamp}
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	lpdf "github.com/ledongthuc/pdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
 
 	"github.com/gatewayapis/patentsvc/internal/export"
 	"github.com/gatewayapis/patentsvc/internal/patent"

@@ -21,6 +21,11 @@ type PatentRef struct {
 	Title           string
 	PublicationDate string
 	PDFLink         string
+	// Read is true when the patent's PDF was read for the analysis; when
+	// it was not, Error says why ("document not read: more than 500
+	// pages"), and the analysis used the search's snippet instead.
+	Read  bool
+	Error *string
 }
 
 // CompanyAnalysis is the outcome of analysing one company. Failures are
@@ -155,6 +160,13 @@ type StoredPatent struct {
 	PDFLink         string
 	Summary         string
 	PDFPath         string
+	// PDFVerdict is why the stored PDF is not read (it broke one of the
+	// limits on reading a document: "document not read: more than 500
+	// pages"), under PDFLimits, the limits it was read with; "" when it
+	// was read, or not yet. Under the same limits the PDF is not read
+	// again (decisions.md).
+	PDFVerdict string
+	PDFLimits  string
 }
 
 // AnalyzeOptions change one analysis.

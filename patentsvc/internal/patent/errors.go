@@ -26,6 +26,11 @@ var (
 	// ErrPDFUnreadable: a patent's PDF has no usable text (scanned without a
 	// text layer, or malformed).
 	ErrPDFUnreadable = errors.New("patent PDF has no readable text")
+	// ErrPDFOverLimit: a patent's PDF is past one of the bounds on what
+	// reading a document may cost (PDF_EXTRACT_TIMEOUT, PDF_MAX_PAGES,
+	// PDF_MAX_DECODED_MB), so it is not read; the error's text says which
+	// ("document not read: more than 500 pages").
+	ErrPDFOverLimit = errors.New("document not read")
 	// ErrLLMUpstream: the language-model gateway failed, refused the request
 	// or answered something that is not an answer.
 	ErrLLMUpstream = errors.New("language model gateway failed")

@@ -44,7 +44,7 @@ func BenchmarkExtract(b *testing.B) {
 // OCR with tesseract: decoding each page's fax image, tesseract, section
 // finding.
 func BenchmarkExtractOCR(b *testing.B) {
-	ex := pdf.NewExtractor(mustFindTesseract(b), "")
+	ex := pdf.NewExtractor(mustFindTesseract(b), "", pdf.DefaultLimits)
 	extract := func(ctx context.Context, r *bytes.Reader, size int64) (int, error) {
 		s, err := ex.Extract(ctx, r, size)
 		return s.Pages, err

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	lpdf "github.com/ledongthuc/pdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
 	"golang.org/x/image/ccitt"
 )
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	lpdf "github.com/ledongthuc/pdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
 )
 
 // imagePDF builds a one-page Letter PDF that draws an image XObject of
@@ -51,7 +51,11 @@ func firstPage(t *testing.T, data []byte) lpdf.Value {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pageTree(rd.Trailer().Key("Root").Key("Pages"))[0]
+	pages, err := pageTree(rd.Trailer().Key("Root").Key("Pages"), DefaultLimits.MaxPages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pages[0]
 }
 
 // decodeFirst finds and decodes the image on the first page of data.
@@ -257,7 +261,7 @@ func TestExtractOCRImageKinds(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := NewExtractor(tess, "").Extract(context.Background(), bytes.NewReader(tt.data), int64(len(tt.data)))
+			s, err := NewExtractor(tess, "", DefaultLimits).Extract(context.Background(), bytes.NewReader(tt.data), int64(len(tt.data)))
 			if err != nil {
 				t.Fatalf("Extract: %v", err)
 			}
@@ -281,7 +285,11 @@ func BenchmarkDecodeScan(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	pi, err := findPageImage(context.Background(), pageTree(rd.Trailer().Key("Root").Key("Pages"))[0])
+	pages, err := pageTree(rd.Trailer().Key("Root").Key("Pages"), DefaultLimits.MaxPages)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pi, err := findPageImage(context.Background(), pages[0])
 	if err != nil {
 		b.Fatal(err)
 	}

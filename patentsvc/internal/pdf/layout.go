@@ -3,6 +3,7 @@ package pdf
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"regexp"
@@ -13,7 +14,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	lpdf "github.com/ledongthuc/pdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
 )
 
 // This file turns one page's content stream into lines of text in reading
@@ -214,19 +215,22 @@ type pageText struct {
 	width float64
 }
 
-// maxSpans bounds the spans kept per page; a dense page of text has a few
-// thousand.
-const maxSpans = 200000
+// maxSpans bounds the pieces of text a page may show; a dense page of text
+// has a few thousand. A page with more makes the document a *LimitError
+// (its memory, and the time to interpret it, would grow with the
+// document's decompressed streams).
+const maxSpans = 100_000
 
-// add keeps s, with its ends in left-to-right order, unless the page
-// already has maxSpans spans.
+// add keeps s, with its ends in left-to-right order; one more than
+// maxSpans stops the walk of the page with a *LimitError.
 func (t *pageText) add(s span) {
 	if s.x1 < s.x0 {
 		s.x0, s.x1 = s.x1, s.x0
 	}
-	if len(t.spans) < maxSpans {
-		t.spans = append(t.spans, s)
+	if len(t.spans) == maxSpans {
+		panic(abortWalk{&LimitError{Reason: fmt.Sprintf("a page shows more than %d pieces of text", maxSpans)}})
 	}
+	t.spans = append(t.spans, s)
 }
 
 // pageSpans reads the text spans of one page, and its width, into t. It

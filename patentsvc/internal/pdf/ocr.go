@@ -3,6 +3,7 @@ package pdf
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +18,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	lpdf "github.com/ledongthuc/pdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
 )
 
 // This file reads image-only documents by OCR: each page's scan is
@@ -53,33 +54,41 @@ const (
 	maxOCRPages = 50
 )
 
-// Extractor finds the sections of PDFs like Extract and reads image-only
-// documents by OCR when it has an engine. It is safe for concurrent use;
-// however many documents it reads at once, it OCRs at most GOMAXPROCS
-// pages at a time (each holds a decoded image of up to 40 MB and a
-// tesseract process of about 50 MB), the others waiting their turn.
+// Extractor finds the sections of PDFs like Extract, within its Limits,
+// and reads image-only documents by OCR when it has an engine. It is safe
+// for concurrent use; however many documents it reads at once, it OCRs at
+// most GOMAXPROCS pages at a time (each holds a decoded image of up to
+// 40 MB and a tesseract process of about 50 MB), the others waiting their
+// turn.
 type Extractor struct {
-	ocr   OCR
-	noOCR string
-	slots chan struct{} // one per page being OCR'd
+	ocr    OCR
+	noOCR  string
+	limits Limits
+	slots  chan struct{} // one per page being OCR'd
 }
 
-// NewExtractor returns an Extractor that reads documents without a text
-// layer with ocr. When ocr is nil they give ErrImageOnly with a
-// *patent.NotOCRedError whose reason is noOCR ("PDF_OCR is off").
-func NewExtractor(ocr OCR, noOCR string) *Extractor {
+// NewExtractor returns an Extractor that reads documents within limits
+// (PDF_EXTRACT_TIMEOUT, PDF_MAX_PAGES, PDF_MAX_DECODED_MB), and those
+// without a text layer with ocr. When ocr is nil they give ErrImageOnly
+// with a *patent.NotOCRedError whose reason is noOCR ("PDF_OCR is off").
+func NewExtractor(ocr OCR, noOCR string, limits Limits) *Extractor {
 	if ocr == nil && noOCR == "" {
 		noOCR = "OCR unavailable"
 	}
-	return &Extractor{ocr: ocr, noOCR: noOCR, slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
+	return &Extractor{ocr: ocr, noOCR: noOCR, limits: limits, slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
 }
 
-// Extract is Extract with OCR. A document without a text layer is OCR'd
-// page by page; when OCR is unavailable, fails or finds too little text
-// the error is ErrImageOnly together with a *patent.NotOCRedError saying
-// why. It returns ctx.Err() when ctx is done first.
+// Limits returns the extractor's limits.
+func (e *Extractor) Limits() Limits { return e.limits }
+
+// Extract is Extract with OCR, within the extractor's limits (OCR
+// included). A document without a text layer is OCR'd page by page; when
+// OCR is unavailable, fails or finds too little text the error is
+// ErrImageOnly together with a *patent.NotOCRedError saying why. A
+// document past a limit is a *LimitError. It returns ctx.Err() when ctx
+// is done first.
 func (e *Extractor) Extract(ctx context.Context, r io.ReaderAt, size int64) (patent.Sections, error) {
-	return extract(ctx, r, size, e)
+	return extract(ctx, r, size, e, e.limits)
 }
 
 // ocrPages replaces the pages of doc that have almost no text with what
@@ -97,9 +106,9 @@ func (e *Extractor) ocrPages(ctx context.Context, r io.ReaderAt, d *doc) (string
 		if letters(d.pages[i]) >= minCharsPerPage {
 			continue
 		}
-		lines, err := e.ocrPage(ctx, r, d.refs[i])
-		if ctx.Err() != nil {
-			return "", ctx.Err()
+		lines, err := e.ocrPage(ctx, r, d.refs[i], d.budget)
+		if err := cmp.Or(ctx.Err(), d.budget.exceeded()); err != nil {
+			return "", err
 		}
 		if err != nil {
 			if firstErr == "" {
@@ -118,7 +127,7 @@ func (e *Extractor) ocrPages(ctx context.Context, r io.ReaderAt, d *doc) (string
 
 // ocrPage reads one page's scan by OCR and returns its lines in reading
 // order.
-func (e *Extractor) ocrPage(ctx context.Context, r io.ReaderAt, page lpdf.Value) (lines []string, err error) {
+func (e *Extractor) ocrPage(ctx context.Context, r io.ReaderAt, page lpdf.Value, b *budget) (lines []string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if a, ok := p.(abortWalk); ok {
@@ -137,6 +146,13 @@ func (e *Extractor) ocrPage(ctx context.Context, r io.ReaderAt, page lpdf.Value)
 		defer func() { <-e.slots }()
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+	// Its pixels (a byte each) count against the document's budget; decodeImage
+	// refuses images past maxImagePixels.
+	if w, h := pi.v.Key("Width").Int64(), pi.v.Key("Height").Int64(); w > 0 && h > 0 && w <= maxImagePixels && h <= maxImagePixels {
+		if err := b.charge(min(w*h, maxImagePixels)); err != nil {
+			return nil, err
+		}
 	}
 	g, err := decodeImage(r, pi.v)
 	if err != nil {

@@ -44,7 +44,7 @@ func TestExtractOCR(t *testing.T) {
 	doc := mustLoadAbstracts(t, "testdata")[scan]
 	data := mustReadTestdata(t, doc.File)
 	start := time.Now()
-	s, err := pdf.NewExtractor(tess, "").Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+	s, err := pdf.NewExtractor(tess, "", pdf.DefaultLimits).Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatalf("Extract(%s) with OCR: %v", doc.File, err)
 	}
@@ -84,7 +84,7 @@ func TestExtractWithoutOCR(t *testing.T) {
 		for _, file := range []string{scan + ".pdf", "CN104766014B.pdf"} {
 			t.Run(tt.name+"/"+file, func(t *testing.T) {
 				data := mustReadTestdata(t, file)
-				_, err := pdf.NewExtractor(nil, tt.reason).Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+				_, err := pdf.NewExtractor(nil, tt.reason, pdf.DefaultLimits).Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
 				wantNotOCRed(t, err, tt.reason)
 			})
 		}
@@ -124,7 +124,7 @@ func TestExtractOCRPipeline(t *testing.T) {
 	t.Parallel()
 	data := mustReadTestdata(t, scan+".pdf")
 	extract := func(ctx context.Context, ocr pdf.OCR) (patent.Sections, error) {
-		return pdf.NewExtractor(ocr, "").Extract(ctx, bytes.NewReader(data), int64(len(data)))
+		return pdf.NewExtractor(ocr, "", pdf.DefaultLimits).Extract(ctx, bytes.NewReader(data), int64(len(data)))
 	}
 	text := []string{
 		"(12) United States Patent", "(54) WIDGET WITH A BLADE HELD BY A PIN",
@@ -193,7 +193,7 @@ func TestTesseractBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		_, err = pdf.NewExtractor(tess, "").Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+		_, err = pdf.NewExtractor(tess, "", pdf.DefaultLimits).Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
 		wantNotOCRed(t, err, "OCR failed on page 1: tesseract: page not read within 300ms")
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("two pages over a 300ms page timeout took %v", d)
@@ -205,7 +205,7 @@ func TestTesseractBounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = pdf.NewExtractor(tess, "").Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+		_, err = pdf.NewExtractor(tess, "", pdf.DefaultLimits).Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
 		wantNotOCRed(t, err, "OCR failed on page 1: tesseract: exit status 1: Error: bad image")
 	})
 	t.Run("no English data", func(t *testing.T) {
@@ -234,7 +234,7 @@ func TestExtractOCRConcurrency(t *testing.T) {
 		running--
 		mu.Unlock()
 		return nil, nil
-	}}, "")
+	}}, "", pdf.DefaultLimits)
 	var wg sync.WaitGroup
 	for range 4 * runtime.GOMAXPROCS(0) {
 		wg.Go(func() {

@@ -2,14 +2,17 @@ package pdf
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"unicode"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	lpdf "github.com/ledongthuc/pdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -29,32 +32,57 @@ var ErrMalformed = patent.NewKindError(patent.ErrPDFUnreadable, "malformed pdf")
 // has hundreds.
 const minCharsPerPage = 200
 
-// maxPages bounds the number of pages read, so that a hostile page tree
-// cannot make Extract run for ever.
-const maxPages = 5000
-
-// Extract reads a PDF of size bytes from r and finds its sections.
+// Extract reads a PDF of size bytes from r and finds its sections, within
+// DefaultLimits.
 //
 // It returns ErrMalformed (wrapped with detail) when the document cannot be
 // parsed, ErrImageOnly when it has no usable text layer (fewer than about
-// 200 letters and digits per page on average), and ctx.Err() when ctx is
-// done first; ctx is checked between pages and while a page's content is
-// read. Extract never panics: panics inside the PDF library are recovered
-// into ErrMalformed. It does no OCR: see Extractor.
+// 200 letters and digits per page on average), a *LimitError when the
+// document is past one of its limits, and ctx.Err() when ctx is done
+// first; ctx and the limits are checked between pages and while a page's
+// content is read. Extract never panics: panics inside the PDF library are
+// recovered into ErrMalformed. It does no OCR: see Extractor.
 func Extract(ctx context.Context, r io.ReaderAt, size int64) (patent.Sections, error) {
-	return extract(ctx, r, size, nil)
+	return extract(ctx, r, size, nil, DefaultLimits)
 }
 
-// doc is an open document: its pages, and each page's lines.
+// doc is an open document: its pages, each page's lines, and the budget
+// of its decompressed bytes.
 type doc struct {
-	rd    *lpdf.Reader
-	refs  []lpdf.Value
-	pages [][]string
+	rd     *lpdf.Reader
+	refs   []lpdf.Value
+	pages  [][]string
+	budget *budget
 }
 
-// extract is Extract, reading image-only documents with e's OCR when e is
-// not nil.
-func extract(ctx context.Context, r io.ReaderAt, size int64, e *Extractor) (s patent.Sections, err error) {
+// extract is Extract within lim, reading image-only documents with e's
+// OCR when e is not nil. A document past lim is a *LimitError; the end of
+// ctx itself is ctx's error.
+func extract(ctx context.Context, r io.ReaderAt, size int64, e *Extractor, lim Limits) (patent.Sections, error) {
+	parent := ctx
+	if lim.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, lim.Timeout, tooSlow(lim.Timeout))
+		defer cancel()
+	}
+	b := newBudget(lim.MaxDecoded)
+	s, err := extractWithin(ctx, r, size, e, lim.MaxPages, b)
+	switch {
+	case err == nil:
+		return s, nil
+	case parent.Err() != nil:
+		return patent.Sections{}, parent.Err()
+	case b.exceeded() != nil:
+		return patent.Sections{}, b.exceeded()
+	case ctx.Err() != nil:
+		return patent.Sections{}, context.Cause(ctx)
+	}
+	return patent.Sections{}, err
+}
+
+// extractWithin is extract's work: at most maxPages pages, their streams'
+// decompressed bytes counted against b.
+func extractWithin(ctx context.Context, r io.ReaderAt, size int64, e *Extractor, maxPages int, b *budget) (s patent.Sections, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s = patent.Sections{}
@@ -67,7 +95,7 @@ func extract(ctx context.Context, r io.ReaderAt, size int64, e *Extractor) (s pa
 	if err := ctx.Err(); err != nil {
 		return patent.Sections{}, err
 	}
-	d, err := readPages(ctx, r, size)
+	d, err := readPages(ctx, r, size, maxPages, b)
 	if err != nil {
 		return patent.Sections{}, err
 	}
@@ -181,45 +209,56 @@ func (s *source) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // readPages opens the document and reads each page's lines in reading
-// order.
-func readPages(ctx context.Context, r io.ReaderAt, size int64) (*doc, error) {
-	rd, err := lpdf.NewReader(newSource(ctx, r), size)
+// order: at most maxPages pages and maxTextBytes of text, their streams'
+// decompressed bytes counted against b.
+func readPages(ctx context.Context, r io.ReaderAt, size int64, maxPages int, b *budget) (*doc, error) {
+	rd, err := lpdf.NewReaderWith(newSource(ctx, r), size, b.wrap)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if err := cmp.Or(ctx.Err(), b.exceeded()); err != nil {
+			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	refs := pageTree(rd.Trailer().Key("Root").Key("Pages"))
+	refs, err := pageTree(rd.Trailer().Key("Root").Key("Pages"), maxPages)
+	if err != nil {
+		return nil, err
+	}
 	if len(refs) == 0 {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if err := cmp.Or(ctx.Err(), b.exceeded()); err != nil {
+			return nil, err
 		}
 		return nil, fmt.Errorf("%w: no pages", ErrMalformed)
 	}
 	pages := make([][]string, 0, len(refs))
-	failed := 0
+	failed, text := 0, 0
 	var firstErr error
 	for _, p := range refs {
-		if err := ctx.Err(); err != nil {
+		lines, err := readPage(ctx, p)
+		if err := cmp.Or(ctx.Err(), b.exceeded()); err != nil {
 			return nil, err
 		}
-		lines, err := readPage(ctx, p)
+		var limit *LimitError
+		if errors.As(err, &limit) {
+			return nil, err
+		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
 			failed++
 			if firstErr == nil {
 				firstErr = err
 			}
+		}
+		for _, l := range lines {
+			text += len(l)
+		}
+		if text > maxTextBytes {
+			return nil, &LimitError{Reason: fmt.Sprintf("more than %d MiB of text", maxTextBytes>>20)}
 		}
 		pages = append(pages, lines)
 	}
 	if failed == len(refs) {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, firstErr)
 	}
-	return &doc{rd: rd, refs: refs, pages: pages}, nil
+	return &doc{rd: rd, refs: refs, pages: pages, budget: b}, nil
 }
 
 // readPage returns one page's lines, turning the library's panics into an
@@ -242,35 +281,59 @@ func readPage(ctx context.Context, page lpdf.Value) ([]string, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if err != nil && len(t.spans) == 0 {
+	var limit *LimitError
+	if err != nil && (len(t.spans) == 0 || errors.As(err, &limit)) {
 		return nil, err
 	}
 	return pageLines(t.spans, t.width), nil
 }
 
-// pageTree lists the leaves of the page tree in order. It walks the tree
-// itself, with a depth and a size limit, because the library's Page(i)
-// loops for ever on a Kids array that contains its own parent.
-func pageTree(root lpdf.Value) []lpdf.Value {
-	var pages []lpdf.Value
-	visits := 0
-	var walk func(v lpdf.Value, depth int)
+// pageTree lists the leaves of the page tree in order, at most maxPages:
+// a tree that declares (Count) or holds more is a *LimitError, before any
+// page is read. It walks the tree itself, with a depth limit, because the
+// library's Page(i) loops for ever on a Kids array that contains its own
+// parent; a node that is its own ancestor makes the document malformed.
+func pageTree(root lpdf.Value, maxPages int) ([]lpdf.Value, error) {
+	if n := root.Key("Count").Int64(); n > int64(maxPages) {
+		return nil, tooManyPages(maxPages)
+	}
+	var (
+		pages []lpdf.Value
+		path  []string // the nodes above the one walked, by their text
+		err   error
+		walk  func(v lpdf.Value, depth int)
+	)
 	walk = func(v lpdf.Value, depth int) {
-		visits++
-		if depth > maxTreeDepth || visits > 2*maxPages || len(pages) >= maxPages || v.Kind() != lpdf.Dict {
+		if depth > maxTreeDepth || v.Kind() != lpdf.Dict {
 			return
 		}
 		kids := v.Key("Kids")
 		if v.Key("Type").Name() == "Page" || kids.Kind() != lpdf.Array {
 			if v.Key("Type").Name() == "Page" || !v.Key("Contents").IsNull() {
+				if len(pages) == maxPages {
+					err = tooManyPages(maxPages)
+					return
+				}
 				pages = append(pages, v)
 			}
 			return
 		}
-		for i := 0; i < kids.Len() && len(pages) < maxPages; i++ {
+		// A node's text holds its Kids as references ("3 0 R"): equal
+		// text is the same node, or one that could only repeat it.
+		node := v.String()
+		if slices.Contains(path, node) {
+			err = fmt.Errorf("%w: the page tree contains itself", ErrMalformed)
+			return
+		}
+		path = append(path, node)
+		for i := 0; i < kids.Len() && err == nil; i++ {
 			walk(kids.Index(i), depth+1)
 		}
+		path = path[:len(path)-1]
 	}
 	walk(root, 0)
-	return pages
+	if err != nil {
+		return nil, err
+	}
+	return pages, nil
 }

@@ -18,21 +18,26 @@ type patentRow struct {
 	PDFLink         *string `gorm:"column:pdf_link"`
 	Summary         *string
 	PDFPath         *string `gorm:"column:pdf_path"`
-	UpdatedAt       time.Time
+	// PDFVerdict and PDFLimits: migration 0010.
+	PDFVerdict *string `gorm:"column:pdf_verdict"`
+	PDFLimits  *string `gorm:"column:pdf_limits"`
+	UpdatedAt  time.Time
 }
 
 func (patentRow) TableName() string { return "patents" }
 
-// UpsertPatent records what the search said of a patent. Empty fields do
-// not overwrite known ones, so a later search without a PDF link keeps the
-// cached link (the single-patent endpoint reuses it).
+// UpsertPatent records what the search said of a patent, and what reading
+// its PDF found. Empty fields do not overwrite known ones, so a later
+// search without a PDF link keeps the cached link (the single-patent
+// endpoint reuses it), and a verdict stays until another replaces it.
 func (s *Store) UpsertPatent(ctx context.Context, p patent.StoredPatent) error {
 	row := patentRow{PatentID: p.PatentID, CompanyName: opt(p.CompanyName), Title: opt(p.Title),
 		PublicationDate: opt(p.PublicationDate), PDFLink: opt(p.PDFLink), Summary: opt(p.Summary),
-		PDFPath: opt(p.PDFPath), UpdatedAt: utc(s.now())}
+		PDFPath: opt(p.PDFPath), PDFVerdict: opt(p.PDFVerdict), PDFLimits: opt(p.PDFLimits), UpdatedAt: utc(s.now())}
 	var set []string
 	for col, v := range map[string]*string{"company_name": row.CompanyName, "title": row.Title,
-		"publication_date": row.PublicationDate, "pdf_link": row.PDFLink, "summary": row.Summary, "pdf_path": row.PDFPath} {
+		"publication_date": row.PublicationDate, "pdf_link": row.PDFLink, "summary": row.Summary, "pdf_path": row.PDFPath,
+		"pdf_verdict": row.PDFVerdict, "pdf_limits": row.PDFLimits} {
 		if v != nil {
 			set = append(set, col)
 		}
@@ -56,5 +61,5 @@ func (s *Store) Patent(ctx context.Context, id string) (patent.StoredPatent, err
 	}
 	return patent.StoredPatent{PatentID: row.PatentID, CompanyName: deref(row.CompanyName), Title: deref(row.Title),
 		PublicationDate: deref(row.PublicationDate), PDFLink: deref(row.PDFLink), Summary: deref(row.Summary),
-		PDFPath: deref(row.PDFPath)}, nil
+		PDFPath: deref(row.PDFPath), PDFVerdict: deref(row.PDFVerdict), PDFLimits: deref(row.PDFLimits)}, nil
 }

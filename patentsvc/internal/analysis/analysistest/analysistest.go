@@ -56,6 +56,7 @@ type PDFHost struct {
 	*httptest.Server
 	mu           sync.Mutex
 	files        map[string]string
+	docs         map[string][]byte
 	latency      time.Duration
 	hits         atomic.Int64
 	traceparents []string
@@ -70,7 +71,7 @@ func NewPDFHost(tb testing.TB) *PDFHost {
 
 // StartPDFHost starts a PDF host outside a test; the caller closes it.
 func StartPDFHost() *PDFHost {
-	h := &PDFHost{files: map[string]string{}}
+	h := &PDFHost{files: map[string]string{}, docs: map[string][]byte{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
 	return h
 }
@@ -79,6 +80,15 @@ func StartPDFHost() *PDFHost {
 func (h *PDFHost) Add(pn, file string) string {
 	h.mu.Lock()
 	h.files[pn] = file
+	h.mu.Unlock()
+	return h.URL + "/pdfs/" + pn + ".pdf"
+}
+
+// AddDoc maps a publication number to a document built in the test (say
+// by pdftest) and returns its URL.
+func (h *PDFHost) AddDoc(pn string, doc []byte) string {
+	h.mu.Lock()
+	h.docs[pn] = doc
 	h.mu.Unlock()
 	return h.URL + "/pdfs/" + pn + ".pdf"
 }
@@ -103,9 +113,15 @@ func (h *PDFHost) serve(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	h.traceparents = append(h.traceparents, r.Header.Get("traceparent"))
 	file, ok := h.files[pn]
+	doc, built := h.docs[pn]
 	latency := h.latency
 	h.mu.Unlock()
 	time.Sleep(latency)
+	if built {
+		w.Header().Set("Content-Type", "application/pdf")
+		w.Write(doc)
+		return
+	}
 	if !ok {
 		http.NotFound(w, r)
 		return
@@ -128,13 +144,19 @@ type World struct {
 	Store *store.Store
 	Blobs *pdfstore.Local
 	Cfg   analysis.Config
-	seq   atomic.Int64
+	// Limits are the extractor's (pdf.DefaultLimits); Cfg.PDFLimits names
+	// them.
+	Limits pdf.Limits
+	// Extract, when set, wraps the world's extractor (a test counting the
+	// documents read, say).
+	Extract func(analysis.Extractor) analysis.Extractor
+	seq     atomic.Int64
 }
 
 // DefaultConfig is the analyzer configuration the tests start from.
 func DefaultConfig() analysis.Config {
 	return analysis.Config{UseCache: true, SearchTTL: 24 * time.Hour, Lookback: 365 * 24 * time.Hour, MaxPatents: 10,
-		DefaultModel: patent.DefaultModel, PromptBudget: 24000, PDFWorkers: 4, MaxTokens: 1500}
+		DefaultModel: patent.DefaultModel, PromptBudget: 24000, PDFWorkers: 4, MaxTokens: 1500, PDFLimits: pdf.DefaultLimits.String()}
 }
 
 // NewWorld starts the fakes (closed when the test ends) around st.
@@ -144,7 +166,8 @@ func NewWorld(tb testing.TB, st *store.Store) *World {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &World{Serp: serpapitest.New(tb), LLM: llmtest.New(tb), PDFs: NewPDFHost(tb), Store: st, Blobs: blobs, Cfg: DefaultConfig()}
+	return &World{Serp: serpapitest.New(tb), LLM: llmtest.New(tb), PDFs: NewPDFHost(tb), Store: st, Blobs: blobs, Cfg: DefaultConfig(),
+		Limits: pdf.DefaultLimits}
 }
 
 // Analyzer builds a real analyzer against the world with w.Cfg.
@@ -152,11 +175,15 @@ func (w *World) Analyzer(logger *slog.Logger) *analysis.Analyzer {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	extract := analysis.Extractor(pdf.NewExtractor(nil, NoOCR, w.Limits).Extract)
+	if w.Extract != nil {
+		extract = w.Extract(extract)
+	}
 	return analysis.New(w.Cfg,
 		serpapi.NewClient(w.Serp.BaseURL(), "test-serpapi-key", 5*time.Second, 1, logger),
 		llm.NewClient(w.LLM.BaseURL(), "test-llm-key", 5*time.Second, 1, logger),
 		pdfstore.NewDownloader([]string{"127.0.0.1"}, 30<<20, 10*time.Second, 1, logger),
-		w.Blobs, pdf.NewExtractor(nil, NoOCR).Extract, w.Store, logger, time.Now)
+		w.Blobs, extract, w.Store, logger, time.Now)
 }
 
 // Company registers a company whose search returns n recent patents, each
@@ -174,6 +201,27 @@ func (w *World) Company(name string, n int) []string {
 		pns = append(pns, pn)
 	}
 	w.Serp.SetResults(name, n+3, results)
+	return pns
+}
+
+// CompanyDocs registers a company whose search returns one recent patent
+// per document of docs, served by the host (nil: a real patent PDF), and
+// returns their publication numbers, newest first.
+func (w *World) CompanyDocs(name string, docs ...[]byte) []string {
+	var pns []string
+	var results []map[string]any
+	base := time.Now().UTC().AddDate(0, 0, -1)
+	for i, doc := range docs {
+		pn := fmt.Sprintf("US%08dB2", 90000000+w.seq.Add(1))
+		url := w.PDFs.Add(pn, TextPDFs[i%len(TextPDFs)])
+		if doc != nil {
+			url = w.PDFs.AddDoc(pn, doc)
+		}
+		date := base.AddDate(0, 0, -i).Format("2006-01-02")
+		results = append(results, serpapitest.Organic(pn, fmt.Sprintf("%s invention %d", name, i+1), date, url))
+		pns = append(pns, pn)
+	}
+	w.Serp.SetResults(name, len(docs)+3, results)
 	return pns
 }
 

@@ -1,0 +1,98 @@
+package analysis_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gatewayapis/patentsvc/internal/analysis"
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
+)
+
+// TestDocumentsPastLimits: a company whose patents include documents past
+// the limits on reading a document is analysed with the others; each
+// patent's entry says whether its PDF was read and why not; the verdicts
+// are stored with the PDFs, so the next analysis reads only the others,
+// while a document that is merely unreadable is tried again.
+func TestDocumentsPastLimits(t *testing.T) {
+	w := newWorld(t)
+	var reads atomic.Int64
+	w.Extract = func(next analysis.Extractor) analysis.Extractor {
+		return func(ctx context.Context, r io.ReaderAt, size int64) (patent.Sections, error) {
+			reads.Add(1)
+			return next(ctx, r, size)
+		}
+	}
+	pns := w.CompanyDocs("Acme Corp", nil, pdftest.Pages(600), pdftest.Bomb(300<<20), pdftest.SelfTree(), nil)
+	an := w.Analyzer(nil)
+
+	want := []struct {
+		read bool
+		err  string
+	}{
+		{true, ""},
+		{false, "document not read: more than 500 pages"},
+		{false, "document not read: its streams decompress to more than 200 MiB"},
+		{false, "document not read: not a readable PDF"},
+		{true, ""},
+	}
+	check := func(res patent.CompanyAnalysis) {
+		t.Helper()
+		if !res.Success || res.PatentCount != len(pns) || len(res.Patents) != len(pns) {
+			t.Fatalf("analysis = %+v, want a success over all %d patents", res, len(pns))
+		}
+		for i, p := range res.Patents {
+			got := ""
+			if p.Error != nil {
+				got = *p.Error
+			}
+			if p.PatentID != pns[i] || p.Read != want[i].read || got != want[i].err {
+				t.Errorf("patent %d (%s): read %v, error %q; want %v, %q", i, p.PatentID, p.Read, got, want[i].read, want[i].err)
+			}
+		}
+	}
+	check(an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{Fresh: true}))
+	if got := reads.Load(); got != 5 {
+		t.Fatalf("first analysis read %d documents, want 5", got)
+	}
+	for i, v := range map[int]string{1: want[1].err, 2: want[2].err, 3: ""} {
+		p, err := w.Store.Patent(ctx, pns[i])
+		if err != nil || p.PDFVerdict != v || (v != "" && p.PDFLimits != w.Limits.String()) {
+			t.Errorf("stored patent %d = %+v, %v; want the verdict %q under %q", i, p, err, v, w.Limits.String())
+		}
+	}
+	// The prompt holds the readable documents' text, and only the
+	// snippets of the others.
+	calls := w.LLM.Calls()
+	prompt := string(calls[len(calls)-1].Body)
+	if !strings.Contains(prompt, pns[1]) || strings.Contains(prompt, "A patent page with lines of text") {
+		t.Errorf("prompt of the first analysis lacks the unread patent or holds its text:\n%.2000s", prompt)
+	}
+
+	reads.Store(0)
+	check(an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{Fresh: true}))
+	if got := reads.Load(); got != 3 {
+		t.Errorf("second analysis read %d documents, want 3 (not the two past the limits again)", got)
+	}
+
+	// The single-patent endpoint gives the verdict too, without reading.
+	reads.Store(0)
+	_, err := an.AnalyzePatent(ctx, pns[1], "Acme Corp", patent.AnalyzeOptions{})
+	if !errors.Is(err, patent.ErrPDFOverLimit) || err.Error() != want[1].err || reads.Load() != 0 {
+		t.Errorf("AnalyzePatent(%s) = %v after %d reads, want the stored verdict and none", pns[1], err, reads.Load())
+	}
+
+	// Under other limits, a verdict does not hold: the document is read.
+	w.Limits.MaxPages = 1000
+	w.Cfg.PDFLimits = w.Limits.String()
+	reads.Store(0)
+	res := w.Analyzer(nil).AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{Fresh: true})
+	if got := reads.Load(); got != 5 || !res.Patents[1].Read || res.Patents[2].Read {
+		t.Errorf("under PDF_MAX_PAGES=1000: %d documents read, patents 1 and 2 read %v, %v; want 5, the 600 pages read, the bomb refused again",
+			got, res.Patents[1].Read, res.Patents[2].Read)
+	}
+}

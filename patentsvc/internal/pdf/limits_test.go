@@ -1,0 +1,130 @@
+package pdf_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/pdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
+)
+
+// TestExtractLimits reads the hostile documents of pdftest within the
+// default limits: each is refused, with the bound it broke, well within
+// the time limit and without keeping what it decompresses.
+func TestExtractLimits(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		data []byte
+		want string // the error's text holds it
+	}{
+		{"5000 pages sharing one 40 MiB stream", pdftest.SharedContent(5000, 40<<20), "document not read: more than 500 pages"},
+		{"400 pages sharing one 40 MiB stream", pdftest.SharedContent(400, 40<<20), "document not read: a page shows more than 100000 pieces of text"},
+		{"a stream inflating a thousand-fold to 400 MiB", pdftest.Bomb(400 << 20), "document not read: its streams decompress to more than 200 MiB"},
+		{"400 MiB of text operators", pdftest.TextBomb(400 << 20), "document not read: a page shows more than 100000 pieces of text"},
+		{"10,000 pages", pdftest.Pages(10000), "document not read: more than 500 pages"},
+		{"an object stream read again for each of 400 pages", pdftest.ObjectStreams(400, 1<<20), "document not read: its streams decompress to more than 200 MiB"},
+		{"a page tree that contains itself", pdftest.SelfTree(), "malformed pdf: the page tree contains itself"},
+		{"a cross-reference stream of 2e9 objects", pdftest.XrefSize(2_000_000_000), "at most 1048576 objects are read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			_, err := pdf.Extract(context.Background(), bytes.NewReader(tt.data), int64(len(tt.data)))
+			took := time.Since(start)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Extract = %v, want an error saying %q", err, tt.want)
+			}
+			if !errors.Is(err, patent.ErrPDFUnreadable) {
+				t.Errorf("Extract = %v, want a kind of ErrPDFUnreadable", err)
+			}
+			var limit *pdf.LimitError
+			if strings.HasPrefix(tt.want, "document not read") && (!errors.As(err, &limit) || !errors.Is(err, patent.ErrPDFOverLimit)) {
+				t.Errorf("Extract = %v (%T), want a *LimitError matching ErrPDFOverLimit", err, err)
+			}
+			if took > pdf.DefaultLimits.Timeout/3 {
+				t.Errorf("refused after %v, want well within the %v limit", took, pdf.DefaultLimits.Timeout)
+			}
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			t.Logf("%d bytes refused in %v, %d MiB allocated on the way", len(tt.data), took.Round(time.Millisecond), (after.TotalAlloc-before.TotalAlloc)>>20)
+		})
+	}
+}
+
+// TestExtractLimitsSettings: the limits are the extractor's, as the
+// settings give them: a lower page limit refuses a document the default
+// reads, a smaller budget refuses what the default allows, and the time
+// limit holds OCR too.
+func TestExtractLimitsSettings(t *testing.T) {
+	t.Parallel()
+	three := textPDF([]string{"(57) ABSTRACT", strings.Repeat("A page of text about a thing. ", 20)},
+		[]string{strings.Repeat("More text about the thing. ", 20)}, []string{strings.Repeat("And more of it. ", 30)})
+	read := func(lim pdf.Limits, ocr pdf.OCR, data []byte) error {
+		_, err := pdf.NewExtractor(ocr, "PDF_OCR is off", lim).Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+		return err
+	}
+	if err := read(pdf.DefaultLimits, nil, three); err != nil {
+		t.Fatalf("a 3-page document under the default limits: %v", err)
+	}
+	lim := pdf.DefaultLimits
+	lim.MaxPages = 2
+	if err := read(lim, nil, three); err == nil || err.Error() != "document not read: more than 2 pages" {
+		t.Errorf("3 pages, PDF_MAX_PAGES=2: %v", err)
+	}
+	lim = pdf.DefaultLimits
+	lim.MaxDecoded = 1 << 20
+	bomb := pdftest.Bomb(2 << 20)
+	if err := read(pdf.DefaultLimits, nil, bomb); errors.Is(err, patent.ErrPDFOverLimit) {
+		t.Errorf("2 MiB of stream under a 200 MiB budget: %v, want it read (and found empty)", err)
+	}
+	if err := read(lim, nil, bomb); err == nil || err.Error() != "document not read: its streams decompress to more than 1 MiB" {
+		t.Errorf("2 MiB of stream, PDF_MAX_DECODED_MB=1: %v", err)
+	}
+	// A scan whose OCR never answers: the time limit covers OCR.
+	lim = pdf.DefaultLimits
+	lim.Timeout = 300 * time.Millisecond
+	slow := &fakeOCR{WordsFn: func(ctx context.Context, _ *image.Gray, _ int) ([]pdf.Word, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	scan := mustReadTestdata(t, "US11762912.pdf")
+	start := time.Now()
+	err := read(lim, slow, scan)
+	if err == nil || err.Error() != "document not read: reading it took longer than 300ms" || !errors.Is(err, patent.ErrPDFOverLimit) {
+		t.Errorf("OCR past PDF_EXTRACT_TIMEOUT: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the time limit of 300ms was kept to %v", took)
+	}
+	// The caller's own end is not a limit.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := pdf.NewExtractor(nil, "off", pdf.DefaultLimits).Extract(ctx, bytes.NewReader(three), int64(len(three))); !errors.Is(err, context.Canceled) {
+		t.Errorf("Extract with its context cancelled = %v, want context.Canceled", err)
+	}
+}
+
+// TestImageCountsAgainstBudget: the pixels of a scan decoded for OCR count
+// against the document's budget.
+func TestImageCountsAgainstBudget(t *testing.T) {
+	t.Parallel()
+	scan := mustReadTestdata(t, "US11762912.pdf")
+	lim := pdf.DefaultLimits
+	lim.MaxDecoded = 1 << 20 // a page's scan is several million pixels
+	called := false
+	ocr := &fakeOCR{WordsFn: func(context.Context, *image.Gray, int) ([]pdf.Word, error) { called = true; return nil, nil }}
+	_, err := pdf.NewExtractor(ocr, "", lim).Extract(context.Background(), bytes.NewReader(scan), int64(len(scan)))
+	if err == nil || !strings.Contains(err.Error(), "decompress to more than 1 MiB") || called {
+		t.Errorf("a scan over a 1 MiB budget: %v (OCR called: %v), want refused before OCR", err, called)
+	}
+}
