@@ -80,12 +80,12 @@ var importRules = []importRule{
 
 	{"pdf", roleAdapter, []string{"patent", "pdf/lpdf"}}, // adapter: PDF sections, OCR of scans (tesseract)
 	{"pdf/lpdf", roleAdapter, nil},                       // the PDF library (ledongthuc/pdf), patched to bound what a document costs
-	{"store", roleAdapter, []string{"patent"}},    // adapter: PostgreSQL or SQLite through GORM
-	{"serpapi", roleAdapter, []string{"patent"}},  // adapter: SerpApi patent search
-	{"llm", roleAdapter, []string{"patent"}},      // adapter: the LLM gateway
-	{"pdfstore", roleAdapter, []string{"patent"}}, // adapter: PDF blobs (directory or S3), downloads
-	{"webhook", roleAdapter, []string{"patent"}},  // adapter: outbound webhooks
-	{"queue", roleAdapter, []string{"patent"}},    // adapter: the work queue (River) every replica drains
+	{"store", roleAdapter, []string{"patent"}},           // adapter: PostgreSQL or SQLite through GORM
+	{"serpapi", roleAdapter, []string{"patent"}},         // adapter: SerpApi patent search
+	{"llm", roleAdapter, []string{"patent"}},             // adapter: the LLM gateway
+	{"pdfstore", roleAdapter, []string{"patent"}},        // adapter: PDF blobs (directory or S3), downloads
+	{"webhook", roleAdapter, []string{"patent"}},         // adapter: outbound webhooks
+	{"queue", roleAdapter, []string{"patent"}},           // adapter: the work queue (River) every replica drains
 
 	{"config", roleConfig, []string{"patent"}}, // config: the environment, parsed and checked
 
