@@ -103,6 +103,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// HTTP server.
 	reg := observe.NewRegistry()
 	hooks.RegisterMetrics(reg)
+	work.RegisterMetrics(ctx, reg)
 	handler := httpapi.NewServer(logger, serverOptions(cfg, sched, pdfFonts), authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
 	ln, err := listenAndWork(ctx, cfg.Port, work, sched)
 	if err != nil {
@@ -342,7 +343,7 @@ func newQueue(ctx context.Context, cfg config.Config, st *store.Store, runner *j
 	}
 	qc := queue.Config{Dialect: queue.SQLite, DeliveryWorkers: webhook.Workers,
 		ScheduledTimeout: cfg.ScheduleRunTimeout + schedule.EndGrace, JobTimeout: cfg.JobsTimeout + jobs.EndGrace,
-		DeliveryTimeout: cfg.WebhookTimeout + webhook.UnitMargin}
+		DeliveryTimeout: cfg.WebhookTimeout + webhook.UnitMargin, JobAttempts: cfg.JobsMaxAttempts}
 	if st.Dialect() == store.Postgres {
 		qc.Dialect, qc.ListenDSN = queue.Postgres, cfg.Database.DSN.Reveal()
 	}

@@ -82,6 +82,7 @@ type Config struct {
 	JobsMaxConcurrent    int
 	JobsMaxPerUser       int           // JOBS_MAX_PER_USER: a user's unfinished jobs
 	JobsTimeout          time.Duration // JOBS_TIMEOUT: the longest a job runs
+	JobsMaxAttempts      int           // JOBS_MAX_ATTEMPTS: runs of a job whose process died before it fails
 	PDFExtractTimeout    time.Duration // PDF_EXTRACT_TIMEOUT: the longest one document is read (OCR included)
 	PDFMaxPages          int           // PDF_MAX_PAGES: pages of a document read at most
 	PDFMaxDecodedBytes   int64         // PDF_MAX_DECODED_MB: decompressed stream bytes one document may cost
@@ -218,6 +219,8 @@ var settings = []setting{
 		func(c *Config, v string) error { return intIn(&c.JobsMaxPerUser, v, 1, 1000) }},
 	{"JOBS_TIMEOUT", "30m", "Longest an asynchronous job runs; then it ends `failed`, with the companies finished so far and the others reported as not analysed. Also how long a job whose replica died waits before another replica runs it again.", false,
 		func(c *Config, v string) error { return durationIn(&c.JobsTimeout, v, time.Second, 24*time.Hour) }},
+	{"JOBS_MAX_ATTEMPTS", "3", "Runs of an asynchronous job before it fails when its replica dies while running it each time (a job that crashes its process, say): another replica runs it again, up to this many runs in all.", false,
+		func(c *Config, v string) error { return intIn(&c.JobsMaxAttempts, v, 1, 10) }},
 	{"PDF_EXTRACT_TIMEOUT", "30s", "Longest one patent PDF is read (OCR included); a document past it is reported in the patent's entry (`read: false`) and not read again.", false,
 		func(c *Config, v string) error {
 			return durationIn(&c.PDFExtractTimeout, v, 100*time.Millisecond, 10*time.Minute)
@@ -342,6 +345,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("jobs_max_concurrent", c.JobsMaxConcurrent),
 		slog.Int("jobs_max_per_user", c.JobsMaxPerUser),
 		slog.String("jobs_timeout", c.JobsTimeout.String()),
+		slog.Int("jobs_max_attempts", c.JobsMaxAttempts),
 		slog.String("pdf_extract_timeout", c.PDFExtractTimeout.String()),
 		slog.Int("pdf_max_pages", c.PDFMaxPages),
 		slog.Int64("pdf_max_decoded_bytes", c.PDFMaxDecodedBytes),

@@ -22,9 +22,9 @@
 //   - A job whose process dies is held by its unit, which the queue runs
 //     again once JOBS_TIMEOUT has passed (River's rescuer), on any replica:
 //     the job starts over (the companies analysed already come from the
-//     caches). After JobStartAttempts such runs the queue gives the unit up
-//     and the sweep fails the job. A shutdown's deadline cuts a job short
-//     the same way, but its unit is run again at once, elsewhere.
+//     caches). After JOBS_MAX_ATTEMPTS such runs the queue gives the unit
+//     up and the sweep fails the job. A shutdown's deadline cuts a job
+//     short the same way, but its unit is run again at once, elsewhere.
 //   - Every end of a job, the sweep's failures included, stores its
 //     job.completed webhook deliveries in the transaction that records the
 //     end.
@@ -58,7 +58,7 @@ const SweepEvery = 10 * time.Second
 // EndGrace is how much longer than JOBS_TIMEOUT the queue lets a job's
 // unit run: the job's own deadline passes first, and its end is recorded
 // before the queue would cut the unit.
-const EndGrace = 30 * time.Second
+const EndGrace = 5 * time.Second
 
 // finishTimeout bounds the write that records a job's end, which runs
 // after the job's own context may have ended.

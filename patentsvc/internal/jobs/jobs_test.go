@@ -279,7 +279,7 @@ func TestSweepFailsOrphans(t *testing.T) {
 	if _, ok, err := st.ClaimJob(ctx, unit); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	storetest.SetUnitState(t, st, unit, "discarded") // its processes died JobStartAttempts times
+	storetest.SetUnitState(t, st, unit, "discarded") // its processes died JOBS_MAX_ATTEMPTS times
 	r.Sweep(ctx)
 	got, _ := st.Job(ctx, j.ID)
 	if got.Status != patent.JobFailed || got.Error == nil || !strings.Contains(*got.Error, "processes running the job stopped") {

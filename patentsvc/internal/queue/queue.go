@@ -30,11 +30,14 @@
 package queue
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -70,10 +73,10 @@ const (
 // fails, panics or whose process dies counts; a shutdown's interruption
 // and a *patent.LaterError do not. The store's sweeps deal with the work
 // of a discarded unit (a job fails, a delivery fails, a tracked company is
-// queued again).
+// queued again). A job start's are Config.JobAttempts (JOBS_MAX_ATTEMPTS).
 const (
 	ScheduledRunAttempts = 3
-	JobStartAttempts     = 3
+	DefaultJobAttempts   = 3
 	DeliveryAttempts     = 5
 )
 
@@ -111,15 +114,23 @@ type Config struct {
 	// died for another run (SCHEDULE_RUN_TIMEOUT, JOBS_TIMEOUT, and a
 	// webhook attempt's timeout with a margin).
 	ScheduledTimeout, JobTimeout, DeliveryTimeout time.Duration
+	// JobAttempts is how many times a job start is run (its process died,
+	// or it failed) before River gives it up and the sweep fails its job
+	// (JOBS_MAX_ATTEMPTS); DefaultJobAttempts when 0.
+	JobAttempts int
+	// ID names this replica in River's records of who ran a unit
+	// (river_job.attempted_by); a name of the host and process when empty.
+	ID string
 }
 
 // Queue inserts and runs units. It is safe for concurrent use.
 type Queue struct {
-	client   *river.Client[*sql.Tx]
-	db       *sql.DB
-	dialect  string
-	listener *pgxpool.Pool // nil without ListenDSN
-	logger   *slog.Logger
+	client      *river.Client[*sql.Tx]
+	db          *sql.DB
+	dialect     string
+	jobAttempts int
+	listener    *pgxpool.Pool // nil without ListenDSN
+	logger      *slog.Logger
 }
 
 // New builds the queue on db, the store's connection pool (units are
@@ -127,7 +138,7 @@ type Queue struct {
 // kind and works the kinds whose worker count is above 0; Start starts
 // them.
 func New(ctx context.Context, db *sql.DB, cfg Config, h Handlers, logger *slog.Logger) (*Queue, error) {
-	q := &Queue{db: db, dialect: cfg.Dialect, logger: logger}
+	q := &Queue{db: db, dialect: cfg.Dialect, jobAttempts: cmp.Or(cfg.JobAttempts, DefaultJobAttempts), logger: logger}
 	driver, err := q.driver(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -152,6 +163,7 @@ func New(ctx context.Context, db *sql.DB, cfg Config, h Handlers, logger *slog.L
 	// timeout has not passed.
 	shortest := min(cfg.ScheduledTimeout, cfg.JobTimeout, cfg.DeliveryTimeout)
 	client, err := river.NewClient(driver, &river.Config{
+		ID:                   cmp.Or(cfg.ID, ClientID()),
 		Logger:               logger.With("component", "river"),
 		Workers:              workers,
 		Queues:               queues,
@@ -234,7 +246,7 @@ func (q *Queue) InsertTx(ctx context.Context, tx *sql.Tx, units ...patent.Unit) 
 	}
 	params := make([]river.InsertManyParams, len(units))
 	for i, u := range units {
-		p, err := insertParams(u)
+		p, err := q.insertParams(u)
 		if err != nil {
 			return nil, err
 		}
@@ -256,7 +268,7 @@ var liveStates = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.Job
 	rivertype.JobStateRetryable, rivertype.JobStateScheduled}
 
 // insertParams are River's arguments and options for a unit.
-func insertParams(u patent.Unit) (river.InsertManyParams, error) {
+func (q *Queue) insertParams(u patent.Unit) (river.InsertManyParams, error) {
 	switch u := u.(type) {
 	case patent.ScheduledRun:
 		// One unit per due time, also once it completed: a due time runs
@@ -268,12 +280,24 @@ func insertParams(u patent.Unit) (river.InsertManyParams, error) {
 		// Not unique: a job start takes up the fairest pending job, not
 		// necessarily its own, and one with none left to take ends at once.
 		return river.InsertManyParams{Args: jobStartArgs{JobID: u.JobID},
-			InsertOpts: &river.InsertOpts{Queue: QueueJobs, MaxAttempts: JobStartAttempts}}, nil
+			InsertOpts: &river.InsertOpts{Queue: QueueJobs, MaxAttempts: q.jobAttempts}}, nil
 	case patent.DeliveryAttempt:
 		return river.InsertManyParams{Args: deliveryArgs{DeliveryID: u.DeliveryID},
 			InsertOpts: &river.InsertOpts{Queue: QueueWebhooks, MaxAttempts: DeliveryAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: liveStates}}}, nil
 	}
 	return river.InsertManyParams{}, fmt.Errorf("queue: unknown unit %T", u)
+}
+
+// ClientID names this process in River's records: the host, the process id
+// and a random suffix (a restarted container may reuse both).
+func ClientID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%x", host, os.Getpid(), b)
 }
 
 // Migrate applies River's migrations, each version in a transaction of

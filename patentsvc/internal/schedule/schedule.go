@@ -122,7 +122,7 @@ const (
 // EndGrace is how much longer than SCHEDULE_RUN_TIMEOUT the queue lets a
 // run's unit go on: the run's own deadline passes first and its outcome
 // is recorded.
-const EndGrace = 30 * time.Second
+const EndGrace = 5 * time.Second
 
 // writeTimeout bounds the write that records a run.
 const writeTimeout = 10 * time.Second

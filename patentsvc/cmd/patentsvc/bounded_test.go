@@ -1,0 +1,182 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
+	"github.com/gatewayapis/patentsvc/internal/queue"
+	"github.com/gatewayapis/patentsvc/internal/store"
+	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+)
+
+// TestHostileDocumentsBounded runs the service as a process of its own and
+// has one user's job analyse companies whose patents are hostile PDFs
+// (decisions.md: every way a PDF can cost is bounded), while another
+// user's job analyses an ordinary company. The hostile job ends within its
+// budget, every hostile patent is reported read: false with the bound it
+// broke, the other job completes meanwhile, and the process's peak
+// resident memory (VmHWM) stays under 300 MB.
+func TestHostileDocumentsBounded(t *testing.T) {
+	dsn := "sqlite:" + storetest.DSN(t, store.SQLite)
+	const extractTimeout = 10 * time.Second
+	c := newCluster(t, store.SQLite, dsn, map[string]string{
+		"SCHEDULER_ENABLED": "false", "PDF_EXTRACT_TIMEOUT": extractTimeout.String(), "LOG_LEVEL": "INFO",
+	})
+	hostile := map[string][][]byte{
+		"Hostile One": {pdftest.SharedContent(5000, 40<<20), pdftest.Bomb(400 << 20), pdftest.TextBomb(400 << 20), pdftest.SelfTree()},
+		"Hostile Two": {pdftest.Pages(10000), pdftest.HugeImage(20000, 20000), pdftest.ObjectStreams(400, 1<<20), pdftest.XrefSize(2_000_000_000)},
+		"Hostile Six": {pdftest.SharedContent(400, 40<<20)},
+	}
+	for name, docs := range hostile {
+		c.world.CompanyDocs(name, docs...)
+	}
+	c.world.Company("Calm Co", 3)
+	r := c.start("patentsvc")
+	toks := users(t, r, "mallory@example.com", "ada@example.com")
+	mallory, ada := toks[1], toks[2]
+
+	submit := func(tok string, names ...string) string {
+		code, j := call(t, "POST", r.base+"/analyze/batch/async", tok, map[string]any{"companies": names, "max_workers": 3})
+		if code != http.StatusAccepted {
+			t.Fatalf("submit %v = %d %v", names, code, j)
+		}
+		return j["job_id"].(string)
+	}
+	start := time.Now()
+	bad := submit(mallory, "Hostile One", "Hostile Two", "Hostile Six")
+	good := submit(ada, "Calm Co")
+
+	// The budget: one round of PDF_WORKERS documents per company, each
+	// within PDF_EXTRACT_TIMEOUT, the companies side by side; and a few
+	// seconds for the rest.
+	budget := extractTimeout + 5*time.Second
+	var goodDone, badDone time.Duration
+	waitFor(t, 2*budget, "both jobs ended", func() bool {
+		if goodDone == 0 && jobStatus(t, r, ada, good) == "completed" {
+			goodDone = time.Since(start)
+		}
+		if s := jobStatus(t, r, mallory, bad); badDone == 0 && (s == "completed" || s == "failed") {
+			badDone = time.Since(start)
+		}
+		return goodDone > 0 && badDone > 0
+	})
+	t.Logf("the ordinary job completed after %v, the hostile one ended after %v; peak RSS %d MiB",
+		goodDone.Round(time.Millisecond), badDone.Round(time.Millisecond), r.peakRSS()>>20)
+	if badDone > budget {
+		t.Errorf("the hostile job ended after %v, past its budget of %v", badDone, budget)
+	}
+	if goodDone > budget {
+		t.Errorf("the ordinary job took %v beside the hostile one", goodDone)
+	}
+	if rss := r.peakRSS(); rss == 0 || rss > 300<<20 {
+		t.Errorf("peak RSS %d MiB, want under 300 MiB (0: /proc unreadable)", rss>>20)
+	}
+
+	code, j := call(t, "GET", r.base+"/jobs/"+bad, mallory, nil)
+	if code != http.StatusOK || j["status"] != "completed" {
+		t.Fatalf("hostile job = %d %v, want completed (each company analysed without its unreadable patents)", code, j)
+	}
+	result, _ := j["result"].(map[string]any)
+	results, _ := result["results"].([]any)
+	for _, res := range results {
+		company := res.(map[string]any)
+		patents, _ := company["patents"].([]any)
+		if company["success"] != true || len(patents) != len(hostile[company["company_name"].(string)]) {
+			t.Errorf("%v: success %v with %d patents, want a success over all of them", company["company_name"], company["success"], len(patents))
+		}
+		for _, p := range patents {
+			entry := p.(map[string]any)
+			if entry["read"] != false || entry["error"] == nil {
+				t.Errorf("%v %v: read %v, error %v; want not read, with the reason", company["company_name"], entry["patent_id"], entry["read"], entry["error"])
+			}
+			t.Logf("%v %v: %v", company["company_name"], entry["patent_id"], entry["error"])
+		}
+	}
+	r.stop(t)
+}
+
+// TestJobsFairPerUser: one user submits until refused (JOBS_MAX_PER_USER,
+// 429 with Retry-After); a second user's single job then starts at the
+// next free slot: it completes before the first user's backlog drains by
+// more than one job (decisions.md: the next job to start is the oldest of
+// the user with the fewest running).
+func TestJobsFairPerUser(t *testing.T) {
+	path := storetest.DSN(t, store.SQLite)
+	c := newCluster(t, store.SQLite, "sqlite:"+path, map[string]string{"SCHEDULER_ENABLED": "false", "LOG_LEVEL": "INFO"})
+	// A search takes a second: the first user's jobs, of two companies
+	// analysed one after the other, about two; the second user's, of one,
+	// about one.
+	c.world.Serp.SetLatency(time.Second)
+	c.world.Company("Busy Co", 1)
+	c.world.Company("Busy Labs", 1)
+	c.world.Company("Quiet Co", 1)
+	r := c.start("patentsvc")
+	toks := users(t, r, "busy@example.com", "quiet@example.com")
+	busy, quiet := toks[1], toks[2]
+
+	var backlog []string
+	for i := 0; ; i++ {
+		code, j := call(t, "POST", r.base+"/analyze/batch/async", busy, map[string]any{"companies": []string{"Busy Co", "Busy Labs"}, "max_workers": 1})
+		if code == http.StatusTooManyRequests {
+			if i != 10 || j["detail"] != "Too many unfinished jobs: 10 per user" {
+				t.Fatalf("refused after %d jobs: %v; want after 10, with the limit", i, j)
+			}
+			break
+		}
+		if code != http.StatusAccepted || i > 10 {
+			t.Fatalf("job %d = %d %v", i+1, code, j)
+		}
+		backlog = append(backlog, j["job_id"].(string))
+	}
+	resp := rawPost(t, r.base+"/analyze/batch/async", busy, `{"companies":["Busy Co"]}`)
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); resp.StatusCode != http.StatusTooManyRequests || err != nil || secs < 1 {
+		t.Errorf("one more = %d, Retry-After %q; want 429 with whole seconds", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	code, j := call(t, "POST", r.base+"/analyze/batch/async", quiet, map[string]any{"companies": []string{"Quiet Co"}})
+	if code != http.StatusAccepted {
+		t.Fatalf("the second user's job = %d %v", code, j)
+	}
+	mine := j["job_id"].(string)
+	waitFor(t, time.Minute, "the second user's job completed", func() bool { return jobStatus(t, r, quiet, mine) == "completed" })
+
+	// From the database: the first user's jobs that started after the
+	// second user's was submitted and before it ended.
+	st, _ := storetest.OpenDSN(t, store.SQLite, path, time.Now, queue.Config{}, queue.Handlers{})
+	q, err := st.Job(t.Context(), mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overtook := 0
+	for _, id := range backlog {
+		b, err := st.Job(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.StartedAt != nil && b.StartedAt.After(q.CreatedAt) && !b.StartedAt.After(q.UpdatedAt) {
+			overtook++
+		}
+	}
+	t.Logf("%d of the first user's jobs started while the second user's waited and ran", overtook)
+	if overtook > 1 {
+		t.Errorf("%d of the first user's backlog started between the second user's submission and its end, want at most 1", overtook)
+	}
+	r.stop(t)
+}
+
+// rawPost posts body and returns the response (its body drained).
+func rawPost(t *testing.T, url, token, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/store"
+	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+)
+
+// The work queue with real processes (decisions.md, "patentsvc: work
+// every replica shares, bounded and fair"): several patentsvc processes on
+// one PostgreSQL database, killed with -9 or stopped as a rolling update
+// stops them, in the middle of scheduled runs and jobs.
+
+// trackAndSubmit tracks companies (their first runs queued) and submits a
+// one-company job for each of jobCompanies, spread over the replicas, and
+// returns the job ids.
+func trackAndSubmit(t *testing.T, c *cluster, rs []*replica, admin, user string, companies, jobCompanies []string) []string {
+	t.Helper()
+	for i, name := range companies {
+		c.world.Company(name, 1)
+		if code, body := call(t, "POST", rs[i%len(rs)].base+"/admin/tracked", admin, map[string]string{"company_name": name}); code != http.StatusCreated {
+			t.Fatalf("track %s = %d %v", name, code, body)
+		}
+	}
+	var ids []string
+	for i, name := range jobCompanies {
+		c.world.Company(name, 1)
+		code, job := call(t, "POST", rs[i%len(rs)].base+"/analyze/batch/async", user, map[string]any{"companies": []string{name}})
+		if code != http.StatusAccepted {
+			t.Fatalf("submit %s = %d %v", name, code, job)
+		}
+		ids = append(ids, job["job_id"].(string))
+	}
+	return ids
+}
+
+// runsOf is the number of scheduled runs recorded for company (its
+// history's points).
+func runsOf(t *testing.T, r *replica, admin, company string) int {
+	t.Helper()
+	code, h := call(t, "GET", r.base+"/admin/tracked/"+url.PathEscape(company)+"/history?days=1", admin, nil)
+	if code != http.StatusOK {
+		t.Fatalf("history of %s = %d %v", company, code, h)
+	}
+	points, _ := h["points"].([]any)
+	return len(points)
+}
+
+// jobStatus is job id's status as its owner sees it.
+func jobStatus(t *testing.T, r *replica, tok, id string) string {
+	t.Helper()
+	code, j := call(t, "GET", r.base+"/jobs/"+id, tok, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET /jobs/%s = %d %v", id, code, j)
+	}
+	s, _ := j["status"].(string)
+	return s
+}
+
+// checkEveryJobHeard waits until every job has ended and its job.completed
+// delivery arrived, always under one webhook-id per job, and returns the
+// jobs' final statuses.
+func checkEveryJobHeard(t *testing.T, c *cluster, r *replica, tok string, ids []string, within time.Duration) map[string]string {
+	t.Helper()
+	statuses := map[string]string{}
+	waitFor(t, within, "every job ended and heard", func() bool {
+		ends := c.hooks.jobEnds()
+		for _, id := range ids {
+			s := jobStatus(t, r, tok, id)
+			if (s != "completed" && s != "failed") || len(ends[id]) == 0 {
+				return false
+			}
+			statuses[id] = s
+		}
+		return true
+	})
+	for id, ds := range c.hooks.jobEnds() {
+		for _, d := range ds {
+			if d.id != ds[0].id || d.status != statuses[id] {
+				t.Errorf("job %s: deliveries %+v, want one webhook-id and the job's status %s", id, ds, statuses[id])
+			}
+		}
+	}
+	return statuses
+}
+
+// TestQueueReplicasKill9 runs three replicas; the one running work is
+// killed with -9 in the middle of scheduled runs and jobs. Every due
+// company runs exactly once for its due time (one history point each,
+// whatever ran twice), every job ends, and every job end is delivered,
+// under one webhook-id a job.
+func TestQueueReplicasKill9(t *testing.T) {
+	dsn := storetest.DSN(t, store.Postgres)
+	c := newCluster(t, store.Postgres, dsn, map[string]string{
+		"SCHEDULE_INTERVAL_HOURS": "24", "SCHEDULE_RUN_TIMEOUT": "4s", "JOBS_TIMEOUT": "6s",
+	})
+	c.world.Serp.SetLatency(1500 * time.Millisecond) // runs are in flight when the replica dies
+	rs := []*replica{c.start("replica A"), c.start("replica B"), c.start("replica C")}
+	toks := users(t, rs[0], "ada@example.com")
+	admin, ada := toks[0], toks[1]
+	var companies, jobCompanies []string
+	for i := range 12 {
+		companies = append(companies, fmt.Sprintf("Tracked Co %d", i))
+	}
+	for i := range 6 {
+		jobCompanies = append(jobCompanies, fmt.Sprintf("Job Co %d", i))
+	}
+	ids := trackAndSubmit(t, c, rs, admin, ada, companies, jobCompanies)
+
+	// Kill the replica that runs the most.
+	var victim *replica
+	waitFor(t, 20*time.Second, "work running on a replica", func() bool {
+		counts := c.running()
+		for _, r := range rs {
+			if counts[r.pid()] > 0 && (victim == nil || counts[r.pid()] > counts[victim.pid()]) {
+				victim = r
+			}
+		}
+		return victim != nil
+	})
+	t.Logf("killing %s (pid %d), which runs %d units", victim.name, victim.pid(), c.running()[victim.pid()])
+	kill9(t, victim)
+	var alive *replica
+	for _, r := range rs {
+		if r != victim {
+			alive = r
+			break
+		}
+	}
+
+	// The queue runs the dead replica's units again once their timeout
+	// has passed (River's rescuer, on the leader, every 30 s).
+	waitFor(t, 2*time.Minute, "every tracked company's first run recorded", func() bool {
+		for _, name := range companies {
+			if runsOf(t, alive, admin, name) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	statuses := checkEveryJobHeard(t, c, alive, ada, ids, 2*time.Minute)
+	time.Sleep(2 * time.Second) // a second recording, were there one, would show now
+	for _, name := range companies {
+		if n := runsOf(t, alive, admin, name); n != 1 {
+			t.Errorf("%s: %d runs recorded for its one due time, want 1", name, n)
+		}
+	}
+	for id, s := range statuses {
+		if s != "completed" {
+			t.Errorf("job %s %s, want completed (run again by a live replica)", id, s)
+		}
+	}
+	t.Logf("searches: %d for %d companies and %d jobs (a killed run is searched again)", c.world.Serp.CallCount(), len(companies), len(ids))
+	for _, r := range rs {
+		if r != victim {
+			r.stop(t)
+		}
+	}
+}
+
+// TestQueueRollingUpdate stops a replica with SIGTERM while it runs work,
+// as a rolling update does, with a shutdown deadline shorter than the
+// work: the replica exits cleanly at the deadline, and the other takes the
+// cut work up at once (not after its timeout), each due time recorded once.
+func TestQueueRollingUpdate(t *testing.T) {
+	dsn := storetest.DSN(t, store.Postgres)
+	c := newCluster(t, store.Postgres, dsn, map[string]string{
+		"SCHEDULE_INTERVAL_HOURS": "24", "SCHEDULE_RUN_TIMEOUT": "10m", "JOBS_TIMEOUT": "10m", "SHUTDOWN_TIMEOUT": "1s",
+	})
+	c.world.Serp.SetLatency(3 * time.Second)
+	a := c.start("replica A")
+	toks := users(t, a, "ada@example.com")
+	admin, ada := toks[0], toks[1]
+	companies := []string{"Roll Co 1", "Roll Co 2", "Roll Co 3"}
+	ids := trackAndSubmit(t, c, []*replica{a}, admin, ada, companies, []string{"Roll Job Co"})
+	waitFor(t, 20*time.Second, "work running on A", func() bool { return c.running()[a.pid()] >= 4 })
+	b := c.start("replica B")
+	stopped := time.Now()
+	a.stop(t) // SIGTERM; exits 0 within its 1 s deadline and the queue's hard stop
+	if took := time.Since(stopped); took > 10*time.Second {
+		t.Errorf("A took %v to stop with SHUTDOWN_TIMEOUT=1s", took)
+	}
+	// With run and job timeouts of 10 minutes, only an immediate hand-over
+	// finishes within the minute.
+	waitFor(t, time.Minute, "B ran A's cut work", func() bool {
+		for _, name := range companies {
+			if runsOf(t, b, admin, name) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	checkEveryJobHeard(t, c, b, ada, ids, time.Minute)
+	for _, name := range companies {
+		if n := runsOf(t, b, admin, name); n != 1 {
+			t.Errorf("%s: %d runs recorded, want 1", name, n)
+		}
+	}
+	b.stop(t)
+}
+
+// TestJobFailedBySweepIsHeard: with JOBS_MAX_ATTEMPTS=1, a job whose
+// replica is killed with -9 while running it is not run again: River gives
+// its unit up, and the other replica's sweep fails the job and sends its
+// job.completed delivery with status failed, stored in the same
+// transaction.
+func TestJobFailedBySweepIsHeard(t *testing.T) {
+	dsn := storetest.DSN(t, store.Postgres)
+	c := newCluster(t, store.Postgres, dsn, map[string]string{"JOBS_TIMEOUT": "3s", "JOBS_MAX_ATTEMPTS": "1", "SCHEDULER_ENABLED": "false"})
+	c.world.Serp.SetLatency(20 * time.Second) // the job is still running when its replica dies
+	a := c.start("replica A")
+	toks := users(t, a, "ada@example.com")
+	ids := trackAndSubmit(t, c, []*replica{a}, toks[0], toks[1], nil, []string{"Doomed Co"})
+	waitFor(t, 20*time.Second, "the job running on A", func() bool { return jobStatus(t, a, toks[1], ids[0]) == "running" })
+	b := c.start("replica B")
+	kill9(t, a)
+	statuses := checkEveryJobHeard(t, c, b, toks[1], ids, 2*time.Minute)
+	if statuses[ids[0]] != "failed" {
+		t.Fatalf("job %s, want failed", statuses[ids[0]])
+	}
+	code, j := call(t, "GET", b.base+"/jobs/"+ids[0], toks[1], nil)
+	if errText, _ := j["error"].(string); code != 200 || !strings.Contains(errText, "processes running the job stopped") {
+		t.Errorf("failed job = %d %v, want the reason", code, j)
+	}
+	b.stop(t)
+}
+
+// TestJobFailedAtStartupIsHeard: on SQLite (one process), a job left
+// running by a process killed with -9 fails when the service starts again
+// (the spec's start-up rule), and its job.completed delivery, status
+// failed, is sent by the new process.
+func TestJobFailedAtStartupIsHeard(t *testing.T) {
+	dsn := "sqlite:" + storetest.DSN(t, store.SQLite)
+	c := newCluster(t, store.SQLite, dsn, map[string]string{"SCHEDULER_ENABLED": "false"})
+	c.world.Serp.SetLatency(30 * time.Second)
+	first := c.start("first process")
+	toks := users(t, first, "ada@example.com")
+	ids := trackAndSubmit(t, c, []*replica{first}, toks[0], toks[1], nil, []string{"Interrupted Co"})
+	waitFor(t, 20*time.Second, "the job running", func() bool { return jobStatus(t, first, toks[1], ids[0]) == "running" })
+	kill9(t, first)
+	second := c.start("restarted process")
+	statuses := checkEveryJobHeard(t, c, second, toks[1], ids, time.Minute)
+	code, j := call(t, "GET", second.base+"/jobs/"+ids[0], toks[1], nil)
+	if errText, _ := j["error"].(string); statuses[ids[0]] != "failed" || code != 200 || errText != "the service restarted while the job ran" {
+		t.Errorf("job after the restart = %d %v, want failed with the reason", code, j)
+	}
+	second.stop(t)
+}
