@@ -27,7 +27,7 @@ FUZZ_TARGETS := \
 	patentsvc:./internal/webhook/:FuzzVerify patentsvc:./internal/export/:FuzzMarkdownPDF
 
 .DEFAULT_GOAL := help
-.PHONY: help run demo tour run-vinsvc run-patentsvc test vet lint fmt bench bench-snapshot bench-wrk fuzz cover build tidy clean \
+.PHONY: help run demo tour run-vinsvc run-patentsvc test vet lint fmt bench bench-snapshot bench-wrk bench-queue riverui fuzz cover build tidy clean \
 	vpic-snapshot docker-vinsvc docker-patentsvc docker-patentsvc-ocr k8s-render k8s-apply
 
 help: ## list the targets
@@ -148,8 +148,23 @@ api-check: openapi-lint $(OPENAPI_NPM) ## the OpenAPI linters; the Go clients re
 		node_modules/.bin/openapi-typescript ../../docs/openapi/$$s.yaml -c openapi-typescript.redocly.yaml -o build/$$s.ts || exit 1; \
 	done && node_modules/.bin/tsc -p tsconfig.json && echo "tsc: ok"
 
-bench: ## run the benchmarks (loopback throughput vs bare Echo, 50-VIN batch, 1M-entry sweep)
-	@set -e; for m in $(MODULES); do echo "== bench $$m"; (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done
+bench: ## run the benchmarks (loopback throughput vs bare Echo, 50-VIN batch, 1M-entry sweep); the queue's is make bench-queue
+	@set -e; for m in $(MODULES); do echo "== bench $$m"; (cd $$m && go test -run '^$$' -bench . -skip '^BenchmarkQueueThroughput$$' -benchmem ./...); done
+
+# The queue benchmark needs PostgreSQL (TEST_DATABASE_URL; the default is
+# the local trust-auth database CI uses).
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+bench-queue: ## patentsvc's work queue: 200 tracked companies run by 1, 2 and 3 processes on PostgreSQL, against the ideal (about 6 minutes)
+	cd patentsvc && TEST_DATABASE_URL='$(TEST_DATABASE_URL)' go test -run '^$$' -bench '^BenchmarkQueueThroughput$$' -benchtime 1x -timeout 30m ./cmd/patentsvc
+
+# River UI (riverqueue/riverui, pinned) on 127.0.0.1:8098 for patentsvc's
+# work queue in the PostgreSQL database at DATABASE_URL (River UI reads
+# PostgreSQL only; RIVER_SCHEMA when the tables live outside the search path).
+RIVERUI_VERSION ?= v0.22.0
+riverui: ## River UI for patentsvc's work queue at DATABASE_URL (PostgreSQL), on http://127.0.0.1:8098
+	@[ -n "$(DATABASE_URL)" ] || { echo "make riverui needs DATABASE_URL (patentsvc's PostgreSQL database)" >&2; exit 1; }
+	@echo "River UI on http://127.0.0.1:8098 (Ctrl-C stops it)"
+	GOWORK=off RIVER_HOST=127.0.0.1 PORT=8098 go run riverqueue.com/riverui/cmd/riverui@$(RIVERUI_VERSION) $(if $(RIVER_SCHEMA),-schema $(RIVER_SCHEMA))
 
 bench-snapshot: vpic-snapshot ## the Go snapshot decoder vs corgi's own decode of the same VINs (node), with the ratios
 	tools/bench-snapshot.sh $(VPIC_SNAPSHOT_PATH)

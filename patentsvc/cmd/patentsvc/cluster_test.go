@@ -32,7 +32,7 @@ const clusterSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 // cluster is patentsvc processes sharing a database, their fakes and a
 // webhook receiver.
 type cluster struct {
-	t     *testing.T
+	t     testing.TB
 	bin   string
 	env   map[string]string
 	world *analysistest.World
@@ -42,7 +42,7 @@ type cluster struct {
 
 // newCluster prepares processes on the database at dsn of dialect, with
 // extra settings; start starts them.
-func newCluster(t *testing.T, dialect, dsn string, extra map[string]string) *cluster {
+func newCluster(t testing.TB, dialect, dsn string, extra map[string]string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, bin: buildBinary(t), hooks: newHookLog(t)}
 	c.world = analysistest.NewWorld(t, storetest.Open(t, store.SQLite, time.Now)) // only the fakes
@@ -81,7 +81,7 @@ func (c *cluster) start(name string) *replica {
 }
 
 // kill9 kills r with SIGKILL (no shutdown at all) and waits for it.
-func kill9(t *testing.T, r *replica) {
+func kill9(t testing.TB, r *replica) {
 	t.Helper()
 	if err := r.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func (c *cluster) running() map[int]int {
 }
 
 // waitFor polls cond every 100 ms until it holds, for at most within.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {
@@ -138,7 +138,7 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 
 // users registers the admin (the first user) and more users on r and
 // returns their access tokens, admin first.
-func users(t *testing.T, r *replica, emails ...string) []string {
+func users(t testing.TB, r *replica, emails ...string) []string {
 	t.Helper()
 	var toks []string
 	for _, e := range append([]string{"admin@example.com"}, emails...) {
@@ -150,6 +150,21 @@ func users(t *testing.T, r *replica, emails ...string) []string {
 		toks = append(toks, tok["access_token"].(string))
 	}
 	return toks
+}
+
+// callList sends a GET with token and decodes a JSON array answer.
+func callList(t testing.TB, url, token string) (int, []map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out []map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
 }
 
 // pid is r's process id.
@@ -172,7 +187,7 @@ func (r *replica) peakRSS() int64 {
 }
 
 // signalTERM sends SIGTERM.
-func (r *replica) signalTERM(t *testing.T) {
+func (r *replica) signalTERM(t testing.TB) {
 	t.Helper()
 	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -191,7 +206,7 @@ type hookDelivery struct {
 	id, event, jobID, status string
 }
 
-func newHookLog(t *testing.T) *hookLog {
+func newHookLog(t testing.TB) *hookLog {
 	h := &hookLog{}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

@@ -37,7 +37,7 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 }
 func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -92,7 +92,7 @@ func start(t *testing.T, env map[string]string) (string, func() error, *lockedBu
 	return base, stop, logs
 }
 
-func call(t *testing.T, method, url, token string, body any) (int, map[string]any) {
+func call(t testing.TB, method, url, token string, body any) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {

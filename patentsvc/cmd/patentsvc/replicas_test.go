@@ -26,7 +26,7 @@ type replica struct {
 }
 
 // buildBinary builds this command into a temporary directory.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "patentsvc")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -41,7 +41,7 @@ func buildBinary(t *testing.T) string {
 // startReplica runs the binary with env (and a free PORT) as a process of
 // its own and waits for its /livez. It is stopped with SIGTERM (stop) or,
 // at the latest, killed when the test ends.
-func startReplica(t *testing.T, name, bin string, env map[string]string) *replica {
+func startReplica(t testing.TB, name, bin string, env map[string]string) *replica {
 	t.Helper()
 	port := strconv.Itoa(freePort(t))
 	r := &replica{name: name, base: "http://127.0.0.1:" + port, logs: &lockedBuffer{}, done: make(chan error, 1)}
@@ -81,7 +81,7 @@ func startReplica(t *testing.T, name, bin string, env map[string]string) *replic
 }
 
 // stop sends SIGTERM and waits for a clean exit.
-func (r *replica) stop(t *testing.T) {
+func (r *replica) stop(t testing.TB) {
 	t.Helper()
 	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("signal %s: %v", r.name, err)
