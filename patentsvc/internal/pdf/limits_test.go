@@ -16,8 +16,11 @@ import (
 )
 
 // TestExtractLimits reads the hostile documents of pdftest within the
-// default limits: each is refused, with the bound it broke, well within
-// the time limit and without keeping what it decompresses.
+// default limits: each is refused with the bound it broke (the want texts
+// are not the time limit's: the documents are refused by their bounds, not
+// by the clock), and without keeping what it decompresses. The times and
+// allocations are logged (docs/performance.md, "Hostile documents"), not
+// asserted: they vary with the machine and the race detector.
 func TestExtractLimits(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -50,9 +53,6 @@ func TestExtractLimits(t *testing.T) {
 			var limit *pdf.LimitError
 			if strings.HasPrefix(tt.want, "document not read") && (!errors.As(err, &limit) || !errors.Is(err, patent.ErrPDFOverLimit)) {
 				t.Errorf("Extract = %v (%T), want a *LimitError matching ErrPDFOverLimit", err, err)
-			}
-			if took > pdf.DefaultLimits.Timeout/3 {
-				t.Errorf("refused after %v, want well within the %v limit", took, pdf.DefaultLimits.Timeout)
 			}
 			var after runtime.MemStats
 			runtime.ReadMemStats(&after)

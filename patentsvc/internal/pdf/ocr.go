@@ -56,8 +56,8 @@ const (
 
 // Extractor finds the sections of PDFs like Extract, within its Limits,
 // and reads image-only documents by OCR when it has an engine. It is safe
-// for concurrent use; however many documents it reads at once, it OCRs at
-// most GOMAXPROCS pages at a time (each holds a decoded image of up to
+// for concurrent use: it reads at most GOMAXPROCS documents at once and
+// OCRs at most GOMAXPROCS pages at a time (each holds a decoded image of up to
 // 40 MB and a tesseract process of about 50 MB), the others waiting their
 // turn.
 type Extractor struct {
@@ -65,6 +65,11 @@ type Extractor struct {
 	noOCR  string
 	limits Limits
 	slots  chan struct{} // one per page being OCR'd
+	// reading has one slot per document being read: at most GOMAXPROCS at
+	// once in the process, however many analyses run (reading is CPU
+	// work; more at once would only add their memory). A document's
+	// PDF_EXTRACT_TIMEOUT starts when it has its slot.
+	reading chan struct{}
 }
 
 // NewExtractor returns an Extractor that reads documents within limits
@@ -75,7 +80,8 @@ func NewExtractor(ocr OCR, noOCR string, limits Limits) *Extractor {
 	if ocr == nil && noOCR == "" {
 		noOCR = "OCR unavailable"
 	}
-	return &Extractor{ocr: ocr, noOCR: noOCR, limits: limits, slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
+	n := max(1, runtime.GOMAXPROCS(0))
+	return &Extractor{ocr: ocr, noOCR: noOCR, limits: limits, slots: make(chan struct{}, n), reading: make(chan struct{}, n)}
 }
 
 // Limits returns the extractor's limits.
@@ -86,8 +92,15 @@ func (e *Extractor) Limits() Limits { return e.limits }
 // OCR is unavailable, fails or finds too little text the error is
 // ErrImageOnly together with a *patent.NotOCRedError saying why. A
 // document past a limit is a *LimitError. It returns ctx.Err() when ctx
-// is done first.
+// is done first, its wait for a turn included (at most GOMAXPROCS
+// documents are read at once).
 func (e *Extractor) Extract(ctx context.Context, r io.ReaderAt, size int64) (patent.Sections, error) {
+	select {
+	case e.reading <- struct{}{}:
+		defer func() { <-e.reading }()
+	case <-ctx.Done():
+		return patent.Sections{}, ctx.Err()
+	}
 	return extract(ctx, r, size, e, e.limits)
 }
 

@@ -246,3 +246,40 @@ func TestExtractOCRConcurrency(t *testing.T) {
 		t.Errorf("%d pages OCR'd at once, want 1 to GOMAXPROCS (%d)", most, runtime.GOMAXPROCS(0))
 	}
 }
+
+// TestExtractDocumentsAtOnce: an Extractor reads at most GOMAXPROCS
+// documents at once, however many analyses ask. With that many held in
+// OCR, one more document (with a text layer: nothing to wait for but its
+// turn) is not read before its context ends; once one is done, it is.
+func TestExtractDocumentsAtOnce(t *testing.T) {
+	t.Parallel()
+	scanned := mustReadTestdata(t, scan+".pdf")
+	text := mustReadTestdata(t, "US8427103.pdf")
+	n := runtime.GOMAXPROCS(0)
+	inOCR, release := make(chan struct{}, n), make(chan struct{})
+	var once sync.Once
+	ex := pdf.NewExtractor(&fakeOCR{WordsFn: func(context.Context, *image.Gray, int) ([]pdf.Word, error) {
+		inOCR <- struct{}{}
+		<-release
+		return nil, nil
+	}}, "", pdf.DefaultLimits)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer once.Do(func() { close(release) })
+	for range n {
+		wg.Go(func() { ex.Extract(context.Background(), bytes.NewReader(scanned), int64(len(scanned))) })
+	}
+	for range n {
+		<-inOCR // every slot is held by a document in OCR
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if _, err := ex.Extract(ctx, bytes.NewReader(text), int64(len(text))); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("with %d documents being read, one more = %v, want it to wait for its turn until its context ends", n, err)
+	}
+	once.Do(func() { close(release) })
+	s, err := ex.Extract(context.Background(), bytes.NewReader(text), int64(len(text)))
+	if err != nil || s.Abstract == "" {
+		t.Fatalf("once the others are done: %v, abstract %q", err, s.Abstract)
+	}
+}
