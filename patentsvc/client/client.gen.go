@@ -456,7 +456,7 @@ type Health struct {
 	// Demo Present, and true, only under `make demo` (`DEMO=true`, development only): the upstreams are the project's recorded stand-ins.
 	Demo *HealthDemo `json:"demo,omitempty"`
 
-	// Scheduler `running` on the leader replica, `standby` on the others, `disabled` when off or the analyzer lacks its keys.
+	// Scheduler `running` on every replica with the scheduler on (each queues due runs and runs them), `disabled` when off or the analyzer lacks its keys. `standby` is no longer reported (it was a replica waiting for the scheduler's leadership); it stays in the enum so that clients built against it still compile.
 	Scheduler     HealthScheduler `json:"scheduler"`
 	Status        HealthStatus    `json:"status"`
 	UptimeSeconds int             `json:"uptime_seconds"`
@@ -476,7 +476,7 @@ type HealthDatabase string
 // HealthDemo Present, and true, only under `make demo` (`DEMO=true`, development only): the upstreams are the project's recorded stand-ins.
 type HealthDemo bool
 
-// HealthScheduler `running` on the leader replica, `standby` on the others, `disabled` when off or the analyzer lacks its keys.
+// HealthScheduler `running` on every replica with the scheduler on (each queues due runs and runs them), `disabled` when off or the analyzer lacks its keys. `standby` is no longer reported (it was a replica waiting for the scheduler's leadership); it stays in the enum so that clients built against it still compile.
 type HealthScheduler string
 
 // HealthStatus defines model for Health.Status.
@@ -590,6 +590,23 @@ type PatentId = string
 
 // PatentRef defines model for PatentRef.
 type PatentRef struct {
+	// Error Why the PDF was not read; null when it was. A document past one
+	// of the limits on reading a document is not read, and not read
+	// again under the same limits: `document not read: more than 500
+	// pages` (`PDF_MAX_PAGES`), `document not read: its streams
+	// decompress to more than 200 MiB` (`PDF_MAX_DECODED_MB`),
+	// `document not read: reading it took longer than 30s`
+	// (`PDF_EXTRACT_TIMEOUT`), `document not read: a page shows more
+	// than 100000 pieces of text`, `document not read: more than 8 MiB
+	// of text`. Other reasons: `document not read: no text layer
+	// (...)` (a scan OCR did not read), `document not read: not a
+	// readable PDF`, `no PDF to read: the link is missing or not on an
+	// allowed host`, `PDF not downloaded`.
+	//
+	//
+	// Examples: document not read: more than 500 pages
+	Error *string `json:"error"`
+
 	// PatentId A publication number with its kind code.
 	//
 	// Examples: US11734097B1
@@ -598,7 +615,12 @@ type PatentRef struct {
 
 	// PublicationDate As the search returns it (usually `YYYY-MM-DD`).
 	PublicationDate string `json:"publication_date"`
-	Title           string `json:"title"`
+
+	// Read Whether the patent's PDF was read for the analysis. When it was
+	// not, the analysis used the search's snippet for it, and `error`
+	// says why.
+	Read  bool   `json:"read"`
+	Title string `json:"title"`
 }
 
 // RateLimitsResponse defines model for RateLimitsResponse.
@@ -1511,8 +1533,13 @@ type ClientInterface interface {
 	// SubmitBatchJobWithBody Analyse several companies in the background
 	//
 	// Stores a `pending` job and answers at once; poll `GET /jobs/{job_id}`.
-	// The job becomes `running`, then `completed` or `failed`, and a
-	// `job.completed` webhook is sent when it ends.
+	// The job becomes `running` when a worker of any replica takes it up,
+	// then `completed` or `failed`, and a `job.completed` webhook is sent
+	// when it ends. A user may have `JOBS_MAX_PER_USER` (default 10)
+	// unfinished jobs; among pending jobs the next to start is the oldest
+	// job of the user with the fewest running. A job runs for at most
+	// `JOBS_TIMEOUT` (default 30 minutes); then it fails with the
+	// companies finished so far.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1522,8 +1549,13 @@ type ClientInterface interface {
 	// SubmitBatchJob Analyse several companies in the background
 	//
 	// Stores a `pending` job and answers at once; poll `GET /jobs/{job_id}`.
-	// The job becomes `running`, then `completed` or `failed`, and a
-	// `job.completed` webhook is sent when it ends.
+	// The job becomes `running` when a worker of any replica takes it up,
+	// then `completed` or `failed`, and a `job.completed` webhook is sent
+	// when it ends. A user may have `JOBS_MAX_PER_USER` (default 10)
+	// unfinished jobs; among pending jobs the next to start is the oldest
+	// job of the user with the fewest running. A job runs for at most
+	// `JOBS_TIMEOUT` (default 30 minutes); then it fails with the
+	// companies finished so far.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2072,8 +2104,13 @@ func (c *Client) AnalyzeBatch(ctx context.Context, params *AnalyzeBatchParams, b
 // SubmitBatchJobWithBody Analyse several companies in the background
 //
 // Stores a `pending` job and answers at once; poll `GET /jobs/{job_id}`.
-// The job becomes `running`, then `completed` or `failed`, and a
-// `job.completed` webhook is sent when it ends.
+// The job becomes `running` when a worker of any replica takes it up,
+// then `completed` or `failed`, and a `job.completed` webhook is sent
+// when it ends. A user may have `JOBS_MAX_PER_USER` (default 10)
+// unfinished jobs; among pending jobs the next to start is the oldest
+// job of the user with the fewest running. A job runs for at most
+// `JOBS_TIMEOUT` (default 30 minutes); then it fails with the
+// companies finished so far.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2093,8 +2130,13 @@ func (c *Client) SubmitBatchJobWithBody(ctx context.Context, params *SubmitBatch
 // SubmitBatchJob Analyse several companies in the background
 //
 // Stores a `pending` job and answers at once; poll `GET /jobs/{job_id}`.
-// The job becomes `running`, then `completed` or `failed`, and a
-// `job.completed` webhook is sent when it ends.
+// The job becomes `running` when a worker of any replica takes it up,
+// then `completed` or `failed`, and a `job.completed` webhook is sent
+// when it ends. A user may have `JOBS_MAX_PER_USER` (default 10)
+// unfinished jobs; among pending jobs the next to start is the oldest
+// job of the user with the fewest running. A job runs for at most
+// `JOBS_TIMEOUT` (default 30 minutes); then it fails with the
+// companies finished so far.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4518,8 +4560,13 @@ type ClientWithResponsesInterface interface {
 	// SubmitBatchJobWithBodyWithResponse Analyse several companies in the background
 	//
 	// Stores a `pending` job and answers at once; poll `GET /jobs/{job_id}`.
-	// The job becomes `running`, then `completed` or `failed`, and a
-	// `job.completed` webhook is sent when it ends.
+	// The job becomes `running` when a worker of any replica takes it up,
+	// then `completed` or `failed`, and a `job.completed` webhook is sent
+	// when it ends. A user may have `JOBS_MAX_PER_USER` (default 10)
+	// unfinished jobs; among pending jobs the next to start is the oldest
+	// job of the user with the fewest running. A job runs for at most
+	// `JOBS_TIMEOUT` (default 30 minutes); then it fails with the
+	// companies finished so far.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4529,8 +4576,13 @@ type ClientWithResponsesInterface interface {
 	// SubmitBatchJobWithResponse Analyse several companies in the background
 	//
 	// Stores a `pending` job and answers at once; poll `GET /jobs/{job_id}`.
-	// The job becomes `running`, then `completed` or `failed`, and a
-	// `job.completed` webhook is sent when it ends.
+	// The job becomes `running` when a worker of any replica takes it up,
+	// then `completed` or `failed`, and a `job.completed` webhook is sent
+	// when it ends. A user may have `JOBS_MAX_PER_USER` (default 10)
+	// unfinished jobs; among pending jobs the next to start is the oldest
+	// job of the user with the fewest running. A job runs for at most
+	// `JOBS_TIMEOUT` (default 30 minutes); then it fails with the
+	// companies finished so far.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6451,6 +6503,12 @@ type SubmitBatchJobResponse422Headers struct {
 	XRequestId string
 }
 
+// SubmitBatchJobResponse429Headers the declared response headers of an HTTP 429 response for SubmitBatchJob
+type SubmitBatchJobResponse429Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
 // SubmitBatchJobResponse500Headers the declared response headers of an HTTP 500 response for SubmitBatchJob
 type SubmitBatchJobResponse500Headers struct {
 	XRequestId string
@@ -6474,6 +6532,8 @@ type SubmitBatchJobResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6488,6 +6548,8 @@ type SubmitBatchJobResponse struct {
 	Headers413 *SubmitBatchJobResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *SubmitBatchJobResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SubmitBatchJobResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SubmitBatchJobResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -6517,6 +6579,11 @@ func (r SubmitBatchJobResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r SubmitBatchJobResponse) GetJSON422() *ValidationError {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SubmitBatchJobResponse) GetJSON429() *Error {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -8266,8 +8333,13 @@ func (c *ClientWithResponses) AnalyzeBatchWithResponse(ctx context.Context, para
 // SubmitBatchJobWithBodyWithResponse Analyse several companies in the background
 //
 // Stores a `pending` job and answers at once; poll `GET /jobs/{job_id}`.
-// The job becomes `running`, then `completed` or `failed`, and a
-// `job.completed` webhook is sent when it ends.
+// The job becomes `running` when a worker of any replica takes it up,
+// then `completed` or `failed`, and a `job.completed` webhook is sent
+// when it ends. A user may have `JOBS_MAX_PER_USER` (default 10)
+// unfinished jobs; among pending jobs the next to start is the oldest
+// job of the user with the fewest running. A job runs for at most
+// `JOBS_TIMEOUT` (default 30 minutes); then it fails with the
+// companies finished so far.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8283,8 +8355,13 @@ func (c *ClientWithResponses) SubmitBatchJobWithBodyWithResponse(ctx context.Con
 // SubmitBatchJobWithResponse Analyse several companies in the background
 //
 // Stores a `pending` job and answers at once; poll `GET /jobs/{job_id}`.
-// The job becomes `running`, then `completed` or `failed`, and a
-// `job.completed` webhook is sent when it ends.
+// The job becomes `running` when a worker of any replica takes it up,
+// then `completed` or `failed`, and a `job.completed` webhook is sent
+// when it ends. A user may have `JOBS_MAX_PER_USER` (default 10)
+// unfinished jobs; among pending jobs the next to start is the oldest
+// job of the user with the fewest running. A job runs for at most
+// `JOBS_TIMEOUT` (default 30 minutes); then it fails with the
+// companies finished so far.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10494,6 +10571,13 @@ func ParseSubmitBatchJobResponse(rsp *http.Response) (*SubmitBatchJobResponse, e
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10568,6 +10652,23 @@ func ParseSubmitBatchJobResponse(rsp *http.Response) (*SubmitBatchJobResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers SubmitBatchJobResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers SubmitBatchJobResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -184,14 +183,6 @@ func (r *replica) peakRSS() int64 {
 		}
 	}
 	return 0
-}
-
-// signalTERM sends SIGTERM.
-func (r *replica) signalTERM(t testing.TB) {
-	t.Helper()
-	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // hookLog is a webhook endpoint that checks signatures and keeps every

@@ -1,41 +1,19 @@
 package pdf_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
 )
 
 // buildPDF writes a PDF file whose objects 1, 2, ... have the given
 // bodies, with a correct cross-reference table; object 1 is the catalog.
 func buildPDF(objects ...string) []byte {
-	return buildPDFHeader("%PDF-1.4\n", objects...)
-}
-
-// buildPDFHeader is buildPDF with the given header line.
-func buildPDFHeader(header string, objects ...string) []byte {
-	var b bytes.Buffer
-	b.WriteString(header)
-	offsets := make([]int, len(objects))
-	for i, o := range objects {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
-	return b.Bytes()
-}
-
-// stream is a PDF stream object holding content.
-func stream(content string) string {
-	return fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content)
+	return pdftest.DocHeader("%PDF-1.4\n", objects...)
 }
 
 // textPDF builds a Letter-size PDF with one page per element of pages,
@@ -62,11 +40,11 @@ func textPDFHeader(header string, pages ...[]string) []byte {
 		c.WriteString("ET Q")
 		objects = append(objects,
 			fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents [%d 0 R %d 0 R] >>", page+1, page+2),
-			stream("q"),
-			stream(c.String()))
+			pdftest.Stream("q"),
+			pdftest.Stream(c.String()))
 	}
 	objects[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(pages))
-	return buildPDFHeader(header, objects...)
+	return pdftest.DocHeader(header, objects...)
 }
 
 func escape(s string) string {

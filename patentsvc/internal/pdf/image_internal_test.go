@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
 )
 
 // imagePDF builds a one-page Letter PDF that draws an image XObject of
@@ -20,28 +21,14 @@ import (
 // placed as Google Patents places its scans (a cm a little wider than the
 // page).
 func imagePDF(w, h int, entries string, data []byte) []byte {
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
 	content := "q 614.4 0 0 792 -1.2 0 cm /Im1 Do Q"
-	objects := []string{
+	return pdftest.DocHeader("%PDF-1.4\n",
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 5 0 R >> >> /Contents 4 0 R >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
+		pdftest.Stream(content),
 		fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d %s /Length %d >>\nstream\n%s\nendstream", w, h, entries, len(data), data),
-	}
-	offsets := make([]int, len(objects))
-	for i, o := range objects {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
-	return b.Bytes()
+	)
 }
 
 // firstPage opens data and returns its first page.

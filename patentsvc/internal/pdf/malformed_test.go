@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/pdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
 )
 
 // hostile returns documents that are valid enough to open but try to make
@@ -26,14 +27,14 @@ func hostile() map[string][]byte {
 			"<< /Type /Catalog /Pages 2 0 R >>",
 			"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 			"<< /Type /Page /Parent 3 0 R /Contents 4 0 R >>",
-			stream("BT /F1 12 Tf (Hello) Tj ET"),
+			pdftest.Stream("BT /F1 12 Tf (Hello) Tj ET"),
 		),
 		// Q without q, operators without operands, an unknown font.
 		"unbalanced content": buildPDF(
 			"<< /Type /Catalog /Pages 2 0 R >>",
 			"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 			"<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>",
-			stream("Q Q Q BT Tf Td Tm TJ Tj ' \" /F9 12 Tf (x) Tj [(a) -300 (b)] TJ ET"),
+			pdftest.Stream("Q Q Q BT Tf Td Tm TJ Tj ' \" /F9 12 Tf (x) Tj [(a) -300 (b)] TJ ET"),
 		),
 		"no pages": buildPDF(
 			"<< /Type /Catalog /Pages 2 0 R >>",

@@ -321,6 +321,10 @@ func Migrate(ctx context.Context, inTx func(func(*sql.Tx) error) error, dialect 
 	}
 	for _, v := range m.AllVersions() {
 		err := inTx(func(tx *sql.Tx) error {
+			// MigrateTx is deprecated because several versions in one
+			// transaction can fail; here each transaction holds one version,
+			// and it must be ours (under the store's migration lock).
+			//lint:ignore SA1019 one version per transaction, the case the deprecation allows
 			_, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, &rivermigrate.MigrateOpts{TargetVersion: v.Version})
 			return err
 		})

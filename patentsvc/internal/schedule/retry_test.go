@@ -2,13 +2,11 @@ package schedule_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
 	"github.com/gatewayapis/patentsvc/internal/store"
@@ -24,8 +22,7 @@ func TestFirstRunAtOnce(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			var w *analysistest.World
-			var r *rig
-			r = newRigWith(t, d, time.Now, func(st *store.Store) schedule.Analyzer {
+			r := newRigWith(t, d, time.Now, func(st *store.Store) schedule.Analyzer {
 				w = analysistest.NewWorld(t, st)
 				w.Company("Acme Corp", 1) // total_results 4
 				return w.Analyzer(nil)
@@ -59,19 +56,7 @@ func TestFirstRunAtOnce(t *testing.T) {
 // newRigWith is newRig with an analyzer built on the rig's store.
 func newRigWith(t *testing.T, d string, now func() time.Time, analyzer func(*store.Store) schedule.Analyzer, cfg schedule.Config) *rig {
 	t.Helper()
-	var an schedule.Analyzer
-	r := &rig{}
-	r.st, r.q = storetest.OpenQueue(t, d, now, queue.Config{ScheduledWorkers: 4},
-		queue.Handlers{ScheduledRun: func(ctx context.Context, u patent.ScheduledRun) error { return r.sched.Run(ctx, u) }})
-	an = analyzer(r.st)
-	sched, err := schedule.New(t.Context(), cfg, r.st, an, nil, slog.New(slog.DiscardHandler), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.sched = sched
-	t.Cleanup(func() { sched.Shutdown(context.Background()) })
-	storetest.StartQueue(t, r.q)
-	return r
+	return newReplicaWith(t, d, storetest.DSN(t, d), now, cfg, analyzer, nil)
 }
 
 // TestFirstRunsOnce: companies tracked on several replicas while every

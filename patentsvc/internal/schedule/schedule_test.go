@@ -1,6 +1,7 @@
 package schedule_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,10 +86,20 @@ func newRig(t *testing.T, dialect string, now func() time.Time, cfg schedule.Con
 // newReplica is newRig on the database at dsn, shared with other replicas.
 func newReplica(t *testing.T, dialect, dsn string, now func() time.Time, cfg schedule.Config, an schedule.Analyzer, onAlert schedule.AlertFunc) *rig {
 	t.Helper()
+	return newReplicaWith(t, dialect, dsn, now, cfg, func(*store.Store) schedule.Analyzer { return an }, onAlert)
+}
+
+// newReplicaWith is newReplica with an analyzer built on the rig's store.
+// The queue gives a run the unit timeout main gives it: the run's own
+// (cfg.Timeout, or the default) plus EndGrace.
+func newReplicaWith(t *testing.T, dialect, dsn string, now func() time.Time, cfg schedule.Config,
+	analyzer func(*store.Store) schedule.Analyzer, onAlert schedule.AlertFunc) *rig {
+	t.Helper()
 	r := &rig{}
-	r.st, r.q = storetest.OpenDSN(t, dialect, dsn, now, queue.Config{ScheduledWorkers: 4, ScheduledTimeout: cfg.Timeout + schedule.EndGrace},
+	unit := cmp.Or(cfg.Timeout, schedule.DefaultTimeout) + schedule.EndGrace
+	r.st, r.q = storetest.OpenDSN(t, dialect, dsn, now, queue.Config{ScheduledWorkers: 4, ScheduledTimeout: unit},
 		queue.Handlers{ScheduledRun: func(ctx context.Context, u patent.ScheduledRun) error { return r.sched.Run(ctx, u) }})
-	sched, err := schedule.New(t.Context(), cfg, r.st, an, onAlert, slog.New(slog.DiscardHandler), now)
+	sched, err := schedule.New(t.Context(), cfg, r.st, analyzer(r.st), onAlert, slog.New(slog.DiscardHandler), now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,12 +17,28 @@
 //     of one client with a transaction-scoped advisory lock on PostgreSQL,
 //     so a limit is exact across replicas; its hits table is UNLOGGED
 //     (short-lived rows; a crash empties it).
+//   - Queued work (UseQueue): a tracked company's run, a job's start and a
+//     webhook delivery are inserted as units of the work queue (package
+//     queue, River) in the transaction that stores them, so neither
+//     commits without the other; River's tables are migrated under the
+//     same lock, after ours (Open's engine). The rows keep the id of their
+//     live unit (unit_id), and the store reads river_job's state to tell
+//     whether a unit is still alive (units.go); the sweeps
+//     (FailOrphanedJobs, RefillJobStarts, SweepDeliveries, and QueueDue
+//     for tracked companies) deal with rows whose unit is gone.
 //   - Webhook deliveries (webhook_deliveries) are inserted only inside
-//     the transaction that stores their alert (CreateAlert) or job end
-//     (FinishJob), from the composer the caller passes; they are claimed
-//     like tracked companies (FOR UPDATE SKIP LOCKED on PostgreSQL, a
-//     claimed_until lease everywhere), and an attempt is recorded only by
-//     the claim's holder (ErrClaimLost otherwise).
+//     the transaction that stores their alert (RecordRun, CreateAlert) or
+//     job end (FinishJob and the sweeps that fail jobs),
+//     from the composer the caller passes; an attempt is recorded only
+//     while the delivery is pending (patent.ErrConflict otherwise).
+//   - Jobs are started fairly (ClaimJob: the oldest pending job of the
+//     user with the fewest running) and limited per user (CreateJob),
+//     each under a lock (a transaction-scoped advisory lock on
+//     PostgreSQL, SQLite's one writer), so concurrent starts or
+//     submissions cannot break either rule.
+//   - A scheduled run is recorded (RecordRun, RecordFailure) only while
+//     the company's next_run_at is still the due time its unit was queued
+//     for: a unit run twice records once.
 //   - A tracked company's history (tracking_runs) is written only by
 //     RecordRun and RecordFailure, in the transaction that records the run
 //     on tracked_companies and, for a run that raised one, its alert and

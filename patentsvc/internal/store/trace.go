@@ -19,9 +19,9 @@ import (
 //   - The statement is recorded with its placeholders, never its bound
 //     values (decisions.md, "Tracing (issue 13)": no secret in an
 //     attribute; a password hash or a token is a bound value).
-//   - Statements outside any span (the background loops' polls: webhook
-//     deliveries, job leases, the pruner, the rate-limit janitor, and the
-//     migrations at start) make no span: each would otherwise be a trace of
+//   - Statements outside any span (the background loops: the sweeps, the
+//     schedule's tick, the queue's metrics, the pruner, the rate-limit
+//     janitor, and the migrations at start) make no span: each would otherwise be a trace of
 //     its own, several a second. A statement inside a job or scheduled run
 //     has that run's span as parent.
 //   - The plugin's connection-pool metrics are left off (the service's

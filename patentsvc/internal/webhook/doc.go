@@ -1,13 +1,15 @@
 // Package webhook composes and delivers the patent analysis service's
 // outbound webhook notifications (job completion and patent-count alerts)
 // to the URLs of WEBHOOK_URLS. Deliveries are durable (decisions.md,
-// issue 10): they are rows of the store, written with the event.
+// issue 10): they are rows of the store, written with the event, each with
+// a unit of the work queue (package queue) that makes its attempts.
 //
 // Wiring: New once in run(); AlertDeliveries and JobDeliveries are handed
 // to the scheduler and the job runner, which pass them to the store, which
 // calls them inside the transaction that stores the alert or the job end
-// and stores what they return there; Run in a background goroutine on
-// every replica; Shutdown during shutdown, within SHUTDOWN_TIMEOUT.
+// and stores what they return there, with their units; Deliver is the
+// queue's handler for those units, on every replica; Run (the sweeps and
+// pruning) in a background goroutine on every replica.
 //
 // # Formats
 //
@@ -40,14 +42,20 @@
 //     encoded once, when the event is stored, so every attempt sends the
 //     same bytes; each attempt gets its own webhook-timestamp and
 //     signature.
-//   - Run claims due deliveries (Config.Poll, and at once when an attempt
-//     ends) for Timeout + 5 s, as many as it has free workers
-//     (Config.Workers), and attempts each. 2xx: delivered. 410: failed at
-//     once (Standard Webhooks: the endpoint is gone). Anything else
-//     (network error, timeout, 3xx: redirects are not followed, 4xx, 5xx):
-//     pending again after the schedule's next wait (Config.Schedule,
+//   - The queue runs a delivery's unit on any replica, Workers at a time
+//     per replica, each run for at most Timeout + UnitMargin; Deliver makes
+//     the due attempt. 2xx: delivered. 410: failed at once (Standard
+//     Webhooks: the endpoint is gone). Anything else (network error,
+//     timeout, 3xx: redirects are not followed, 4xx, 5xx): pending again
+//     after the schedule's next wait (Config.Schedule,
 //     WEBHOOK_RETRY_SCHEDULE), or longer when a 429 or 503 says
-//     Retry-After (up to an hour); failed once the schedule is spent.
+//     Retry-After (up to an hour), the unit snoozing until then (a
+//     *patent.LaterError, not a failed run); failed once the schedule is
+//     spent.
+//   - Run sweeps at once and every SweepEvery: a pending delivery without
+//     a unit (stored before the queue, or its unit cancelled) gets one; one
+//     whose unit the queue gave up (its runs failed, or their processes
+//     died, queue.DeliveryAttempts times) fails, and an admin may retry it.
 //   - Each attempt logs one line: INFO "webhook delivered", WARN "webhook
 //     attempt failed; retrying", "webhook delivery failed" or "webhook
 //     endpoint is gone", with event, event_id, target (scheme://host only:
@@ -65,14 +73,14 @@
 //
 //   - Delivery is at least once: a receiver that timed out but had
 //     processed the request, or a process killed during an attempt (its
-//     claim lapses and another replica, or the restarted process, sends
-//     again), gets it again with the same id.
+//     unit is run again once Timeout + UnitMargin has passed, by another
+//     replica or the restarted process), gets it again with the same id.
 //   - Attempts run concurrently, so deliveries to one URL may arrive out
 //     of order.
-//   - Run stops claiming when its context ends (the signal); attempts in
-//     flight go on until Shutdown's deadline, which cancels them and hands
-//     their claims back (each write within a second). What was not
-//     attempted stays stored for the next process.
+//   - On shutdown the queue takes no new unit; attempts in flight go on
+//     until SHUTDOWN_TIMEOUT, which cancels them: nothing is recorded of a
+//     cut attempt, and its unit is available again at once. What was not
+//     attempted stays queued for the other replicas or the next process.
 //   - A row keeps its URL: removing a URL from WEBHOOK_URLS does not stop
 //     the deliveries already stored for it.
 package webhook

@@ -259,20 +259,6 @@ func (rc *receiver) waitN(tb testing.TB, n int, within time.Duration) []delivery
 	return rc.deliveries()
 }
 
-// deadEndpoint accepts requests and never answers until the test ends.
-func deadEndpoint(tb testing.TB) *receiver {
-	tb.Helper()
-	release := make(chan struct{})
-	rc := newReceiver(tb, func(_ int, _ http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	})
-	tb.Cleanup(func() { close(release) }) // runs before rc.Close
-	return rc
-}
-
 // closedURL returns a URL on which nothing listens.
 func closedURL(tb testing.TB, pathAndQuery string) string {
 	tb.Helper()

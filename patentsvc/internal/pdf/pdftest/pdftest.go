@@ -19,9 +19,12 @@ import (
 
 // Doc builds a PDF of objects (numbered from 1, the first the catalog)
 // with a classic cross-reference table.
-func Doc(objects ...string) []byte {
+func Doc(objects ...string) []byte { return DocHeader("%PDF-1.7\n", objects...) }
+
+// DocHeader is Doc with the given header line (the tests of odd headers).
+func DocHeader(header string, objects ...string) []byte {
 	var b bytes.Buffer
-	b.WriteString("%PDF-1.7\n")
+	b.WriteString(header)
 	offsets := make([]int, len(objects))
 	for i, o := range objects {
 		offsets[i] = b.Len()
