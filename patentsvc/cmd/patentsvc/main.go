@@ -117,11 +117,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	defer stopLoops()
 	sched.Start()
 
-	// Serve until SIGTERM/SIGINT, then shut down in reverse order, every
-	// step within SHUTDOWN_TIMEOUT of the signal: HTTP drains, the ticks
-	// stop, the queue's work finishes (or is cut at the deadline and runs
-	// again on another replica), the loops stop, the spans are exported,
-	// the database closes (deferred above).
+	// Serve until SIGTERM/SIGINT, then shut down in reverse order, all
+	// within SHUTDOWN_TIMEOUT of the signal: HTTP drains, the ticks stop,
+	// the queue's work finishes (or is cut, to run again elsewhere), the
+	// loops stop, the spans are exported, the database closes (deferred).
 	drain, stopDrain, serveErr := graceful.Run(ctx, cfg.ShutdownTimeout, srv, ln, logger)
 	defer stopDrain()
 	waitForWork(drain, sched, work, logger)
