@@ -134,9 +134,10 @@ func TestQueueReplicasKill9(t *testing.T) {
 		}
 	}
 
-	// The queue runs the dead replica's units again once their timeout
-	// has passed (River's rescuer, on the leader, every 30 s).
-	waitFor(t, 2*time.Minute, "every tracked company's first run recorded", func() bool {
+	// The queue runs the dead replica's units again once their timeout and
+	// queue.RescueMargin have passed (River's rescuer, on the leader, every
+	// 30 s).
+	waitFor(t, 3*time.Minute, "every tracked company's first run recorded", func() bool {
 		for _, name := range companies {
 			if runsOf(t, alive, admin, name) == 0 {
 				return false
@@ -144,7 +145,7 @@ func TestQueueReplicasKill9(t *testing.T) {
 		}
 		return true
 	})
-	statuses := checkEveryJobHeard(t, c, alive, ada, ids, 2*time.Minute)
+	statuses := checkEveryJobHeard(t, c, alive, ada, ids, 3*time.Minute)
 	time.Sleep(2 * time.Second) // a second recording, were there one, would show now
 	for _, name := range companies {
 		if n := runsOf(t, alive, admin, name); n != 1 {
@@ -220,7 +221,7 @@ func TestJobFailedBySweepIsHeard(t *testing.T) {
 	waitFor(t, 20*time.Second, "the job running on A", func() bool { return jobStatus(t, a, toks[1], ids[0]) == "running" })
 	b := c.start("replica B")
 	kill9(t, a)
-	statuses := checkEveryJobHeard(t, c, b, toks[1], ids, 2*time.Minute)
+	statuses := checkEveryJobHeard(t, c, b, toks[1], ids, 3*time.Minute)
 	if statuses[ids[0]] != "failed" {
 		t.Fatalf("job %s, want failed", statuses[ids[0]])
 	}

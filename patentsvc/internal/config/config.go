@@ -254,7 +254,7 @@ var settings = []setting{
 		func(c *Config, v string) error { c.WebhookSecret = Secret(v); return nil }},
 	{"WEBHOOK_RETRY_SCHEDULE", "5s,5m,30m,2h,5h,10h,10h", "Comma-separated waits between the attempts of one webhook delivery: the first attempt is immediate, each value is the wait before the next one (7 values: 8 attempts, about 28 hours); when the last attempt fails the delivery is `failed`. A `Retry-After` may lengthen a wait (up to an hour). Deliveries are stored in the database and survive restarts.", false,
 		func(c *Config, v string) error { return durationList(&c.WebhookRetrySchedule, v) }},
-	{"WEBHOOK_TIMEOUT", "15s", "Timeout of one webhook delivery attempt. A delivery whose process died during an attempt is attempted again, by any replica, once this timeout plus 5 s has passed.", false,
+	{"WEBHOOK_TIMEOUT", "15s", "Timeout of one webhook delivery attempt. A delivery whose process died during an attempt is attempted again, by any replica, once this timeout plus 35 s has passed.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.WebhookTimeout, v) }},
 }
 

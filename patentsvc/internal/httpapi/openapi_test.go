@@ -46,6 +46,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
+	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
 
 // openAPIFile is the published document.
@@ -797,6 +798,12 @@ func settleDeliveries(t *testing.T, en *env) (failed, delivered string) {
 	}
 	if err := en.st.RecordAttempt(ctx, next.ID, patent.Attempt{Status: patent.DeliveryDelivered, StatusCode: 200, At: now}); err != nil {
 		t.Fatal(err)
+	}
+	// Their units end, as the queue's would after those attempts.
+	for _, u := range storetest.Units(t, en.st, "webhook_delivery") {
+		if strings.Contains(u.Args, `"`+oldest.ID+`"`) || strings.Contains(u.Args, `"`+next.ID+`"`) {
+			storetest.SetUnitState(t, en.st, u.ID, "completed")
+		}
 	}
 	return oldest.ID, next.ID
 }

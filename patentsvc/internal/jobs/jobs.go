@@ -24,7 +24,8 @@
 //     the job starts over (the companies analysed already come from the
 //     caches). After JOBS_MAX_ATTEMPTS such runs the queue gives the unit
 //     up and the sweep fails the job. A shutdown's deadline cuts a job
-//     short the same way, but its unit is run again at once, elsewhere.
+//     short the same way, but its unit is run again at once, elsewhere (on
+//     SQLite, one process, the next start fails the job instead).
 //   - Every end of a job, the sweep's failures included, stores its
 //     job.completed webhook deliveries in the transaction that records the
 //     end.
@@ -193,6 +194,9 @@ func retryAfterOf(running []patent.Job, now time.Time, limit time.Duration) time
 // end could not be recorded, or the queue's context ended (a shutdown), in
 // which case the unit is run again at once on another replica.
 func (r *Runner) Work(ctx context.Context, u patent.JobStart) error {
+	// JOBS_TIMEOUT runs from the unit's start, waits for the pick included,
+	// so that it always ends EndGrace before the unit's own deadline.
+	deadline := time.Now().Add(r.cfg.Timeout)
 	j, ok, err := r.store.ClaimJob(ctx, u.UnitID)
 	if err != nil || !ok {
 		return err
@@ -201,7 +205,7 @@ func (r *Runner) Work(ctx context.Context, u patent.JobStart) error {
 	defer span.End()
 	log := r.logger.With("job_id", j.ID)
 	log.InfoContext(ctx, "job started", "companies", len(j.Companies), "unit", u.UnitID)
-	runCtx, cancel := context.WithTimeoutCause(ctx, r.cfg.Timeout, errTimedOut(r.cfg.Timeout))
+	runCtx, cancel := context.WithDeadlineCause(ctx, deadline, errTimedOut(r.cfg.Timeout))
 	defer cancel()
 	names := make([]patent.CompanyName, len(j.Companies))
 	for i, c := range j.Companies {
@@ -214,7 +218,7 @@ func (r *Runner) Work(ctx context.Context, u patent.JobStart) error {
 		}
 	})
 	if ctx.Err() != nil {
-		log.InfoContext(ctx, "job cut short by shutdown; it runs again from the start")
+		log.InfoContext(ctx, "job cut short; it runs again from the start", "cause", context.Cause(ctx).Error())
 		return fmt.Errorf("job %s: %w", j.ID, context.Cause(ctx))
 	}
 	status, msg := patent.JobCompleted, ""

@@ -16,8 +16,10 @@
 //     rescue its units.
 //   - A unit whose process dies (kill -9, a lost node) stays running in
 //     River until River's rescuer, on the leader, sees it has run longer
-//     than its kind's timeout (Config) and makes it available again, up to
-//     MaxAttempts runs; this is what a crash costs. A unit cut short by a
+//     than its kind's timeout (Config) and RescueMargin, and makes it
+//     available again, up to MaxAttempts runs; this is what a crash
+//     costs. The margin keeps a unit alive but late (recording its end
+//     after its deadline) from being run twice at once. A unit cut short by a
 //     shutdown (Shutdown's deadline) is made available again at once and
 //     is not counted as an attempt.
 //   - Handlers are told apart from River: they take and return domain
@@ -30,10 +32,12 @@
 package queue
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -79,6 +83,13 @@ const (
 	DefaultJobAttempts   = 3
 	DeliveryAttempts     = 5
 )
+
+// RescueMargin is how much longer than its kind's timeout a unit is left
+// running before River's rescuer may run it again: longer than any write
+// that records a unit's end after its work's deadline (10 s at most), so
+// a unit alive but late is never run twice at once. It is part of what a
+// crash costs (docs/operations.md, "What a crash costs").
+const RescueMargin = 30 * time.Second
 
 // stopGrace bounds the hard stop after Shutdown's deadline: the work's
 // contexts are cancelled and River records the interrupted units as
@@ -159,16 +170,19 @@ func New(ctx context.Context, db *sql.DB, cfg Config, h Handlers, logger *slog.L
 		}
 	}
 	// The client-wide timeout is the shortest kind's: River's rescuer looks
-	// at units running longer than it, then skips those whose own kind's
-	// timeout has not passed.
-	shortest := min(cfg.ScheduledTimeout, cfg.JobTimeout, cfg.DeliveryTimeout)
+	// at units running longer than it and RescueMargin, then skips those
+	// whose own kind's (worker.Timeout) has not passed.
+	shortest, rescue := min(cfg.ScheduledTimeout, cfg.JobTimeout, cfg.DeliveryTimeout), time.Duration(0)
+	if shortest > 0 {
+		rescue = shortest + RescueMargin
+	}
 	client, err := river.NewClient(driver, &river.Config{
 		ID:                   cmp.Or(cfg.ID, ClientID()),
 		Logger:               logger.With("component", "river"),
 		Workers:              workers,
 		Queues:               queues,
 		JobTimeout:           shortest,
-		RescueStuckJobsAfter: shortest,
+		RescueStuckJobsAfter: rescue,
 		MaxAttempts:          DeliveryAttempts,
 	})
 	if err != nil {
@@ -256,11 +270,57 @@ func (q *Queue) InsertTx(ctx context.Context, tx *sql.Tx, units ...patent.Unit) 
 	if err != nil {
 		return nil, fmt.Errorf("queue: insert: %w", err)
 	}
-	out := make([]patent.Queued, len(res))
-	for i, r := range res {
-		out[i] = patent.Queued{UnitID: r.Job.ID, Duplicate: r.UniqueSkippedAsDuplicate}
+	return inOrder(params, res)
+}
+
+// inOrder returns River's answer to a batch insert in the order of the
+// units inserted, matched by kind and arguments: River does not promise
+// its rows come back in order (SQLite's RETURNING has none), and a unit
+// taken for another would point a row at the wrong unit.
+func inOrder(params []river.InsertManyParams, res []*rivertype.JobInsertResult) ([]patent.Queued, error) {
+	byKey := make(map[string][]*rivertype.JobInsertResult, len(res))
+	for _, r := range res {
+		k, err := unitKey(r.Job.Kind, r.Job.EncodedArgs)
+		if err != nil {
+			return nil, err
+		}
+		byKey[k] = append(byKey[k], r)
+	}
+	out := make([]patent.Queued, len(params))
+	for i, p := range params {
+		args, err := json.Marshal(p.Args)
+		if err != nil {
+			return nil, fmt.Errorf("queue: insert: %w", err)
+		}
+		k, err := unitKey(p.Args.Kind(), args)
+		if err != nil {
+			return nil, err
+		}
+		rs := byKey[k]
+		if len(rs) == 0 {
+			return nil, fmt.Errorf("queue: insert: no unit came back for a %s", p.Args.Kind())
+		}
+		out[i] = patent.Queued{UnitID: rs[0].Job.ID, Duplicate: rs[0].UniqueSkippedAsDuplicate}
+		byKey[k] = rs[1:]
 	}
 	return out, nil
+}
+
+// unitKey is a unit's kind and arguments in one canonical form (the
+// database may re-encode JSON: PostgreSQL's jsonb orders keys and drops
+// spaces).
+func unitKey(kind string, args []byte) (string, error) {
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	var v map[string]any
+	if err := d.Decode(&v); err != nil {
+		return "", fmt.Errorf("queue: a unit's arguments: %w", err)
+	}
+	canon, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("queue: a unit's arguments: %w", err)
+	}
+	return kind + " " + string(canon), nil
 }
 
 // liveStates are the states of a unit that may still run.

@@ -43,9 +43,15 @@ func newWorker[A river.JobArgs](timeout time.Duration, work func(ctx context.Con
 	return &worker[A]{timeout: timeout, work: work}
 }
 
-// Work runs the unit and maps the handler's outcome to River's: a
-// *patent.LaterError snoozes the unit (run again later, not an attempt).
+// Work runs the unit within the kind's timeout and maps the handler's
+// outcome to River's: a *patent.LaterError snoozes the unit (run again
+// later, not an attempt).
 func (w *worker[A]) Work(ctx context.Context, j *river.Job[A]) error {
+	if w.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, w.timeout, ErrUnitTimedOut)
+		defer cancel()
+	}
 	err := w.work(ctx, j)
 	var later *patent.LaterError
 	if errors.As(err, &later) {
@@ -54,9 +60,21 @@ func (w *worker[A]) Work(ctx context.Context, j *river.Job[A]) error {
 	return err
 }
 
-// Timeout is the kind's timeout: the unit's context ends after it, and
-// River's rescuer runs a unit whose process died once it has passed.
-func (w *worker[A]) Timeout(*river.Job[A]) time.Duration { return w.timeout }
+// Timeout is what River knows of the kind's timeout: the kind's own (the
+// unit's context ends then, Work) plus RescueMargin. River's rescuer takes
+// a unit running longer than this for another run, so a unit whose work
+// ran to its deadline still has RescueMargin to record its end (those
+// writes outlive the unit's context) before it could be run twice.
+func (w *worker[A]) Timeout(*river.Job[A]) time.Duration {
+	if w.timeout <= 0 {
+		return 0
+	}
+	return w.timeout + RescueMargin
+}
+
+// ErrUnitTimedOut is the cause of a unit's context ending at its kind's
+// timeout (not a shutdown).
+var ErrUnitTimedOut = errors.New("queue: the unit ran longer than its kind's timeout")
 
 // errNoHandler fails a unit on a replica built without its handler.
 var errNoHandler = errors.New("queue: no handler for this kind of unit on this replica")

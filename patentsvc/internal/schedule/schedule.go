@@ -277,6 +277,9 @@ const tracerName = "github.com/gatewayapis/patentsvc/internal/schedule"
 // the run must be done again: its outcome could not be recorded, or the
 // queue's context ended (a shutdown).
 func (s *Scheduler) Run(ctx context.Context, u patent.ScheduledRun) error {
+	// SCHEDULE_RUN_TIMEOUT runs from the unit's start, so that it always
+	// ends EndGrace before the unit's own deadline.
+	deadline := time.Now().Add(s.cfg.Timeout)
 	c, err := s.store.TrackedCompany(ctx, u.TrackedID)
 	switch {
 	case errors.Is(err, patent.ErrNotFound):
@@ -292,21 +295,23 @@ func (s *Scheduler) Run(ctx context.Context, u patent.ScheduledRun) error {
 	}
 	ctx, span := otel.Tracer(tracerName).Start(ctx, "scheduled run", opts...)
 	defer span.End()
-	return s.analyse(ctx, c, u.DueAt)
+	return s.analyse(ctx, c, u.DueAt, deadline)
 }
 
 // errRunTimedOut is the cause of a run cut at SCHEDULE_RUN_TIMEOUT.
 var errRunTimedOut = errors.New("the scheduled run took longer than SCHEDULE_RUN_TIMEOUT")
 
-// analyse is Run's work, in ctx (the queue's, with the run's span).
-func (s *Scheduler) analyse(ctx context.Context, c patent.TrackedCompany, due time.Time) error {
+// analyse is Run's work, in ctx (the queue's, with the run's span), the
+// analysis until deadline.
+func (s *Scheduler) analyse(ctx context.Context, c patent.TrackedCompany, due, deadline time.Time) error {
 	log := s.logger.With("company", c.CompanyName)
-	runCtx, cancel := context.WithTimeoutCause(ctx, s.cfg.Timeout, errRunTimedOut)
+	runCtx, cancel := context.WithDeadlineCause(ctx, deadline, errRunTimedOut)
 	defer cancel()
 	res := s.an.AnalyzeCompany(runCtx, patent.CompanyName(c.CompanyName), patent.AnalyzeOptions{Fresh: true})
 	if ctx.Err() != nil {
-		// Cut short by shutdown: the queue runs it again, whole, elsewhere.
-		log.InfoContext(ctx, "scheduled analysis cut short by shutdown; it runs again")
+		// Cut short by shutdown (or the unit's own deadline, EndGrace after
+		// the run's): the queue runs it again, whole.
+		log.InfoContext(ctx, "scheduled analysis cut short; it runs again", "cause", context.Cause(ctx).Error())
 		return fmt.Errorf("scheduled run of %s: %w", c.CompanyName, context.Cause(ctx))
 	}
 	wctx, cancelWrite := context.WithTimeout(ctx, writeTimeout)

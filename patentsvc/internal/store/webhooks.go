@@ -193,10 +193,11 @@ func (s *Store) ListDeliveries(ctx context.Context, f patent.DeliveryFilter, lim
 
 // RetryDelivery puts a failed delivery back to pending, due now, with a
 // fresh attempt count (its last status and error are kept until the next
-// attempt), and queues a unit to attempt it. Returns patent.ErrNotFound for an unknown id and
-// patent.ErrConflict for a delivery that is not failed (pending: it is
-// retried already; delivered: it arrived, and sending it again would be a
-// duplicate).
+// attempt), and queues a unit to attempt it. Returns patent.ErrNotFound
+// for an unknown id and patent.ErrConflict for a delivery that is not
+// failed (pending: it is retried already; delivered: it arrived, and
+// sending it again would be a duplicate) or whose last attempt's unit has
+// not ended yet (a moment after the failure was recorded).
 func (s *Store) RetryDelivery(ctx context.Context, id string) (patent.Delivery, error) {
 	var row deliveryRow
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
@@ -209,6 +210,11 @@ func (s *Store) RetryDelivery(ctx context.Context, id string) (patent.Delivery, 
 		unit, err := s.enqueue(ctx, tx, patent.DeliveryAttempt{DeliveryID: id})
 		if err != nil {
 			return err
+		}
+		if unit[0].Duplicate {
+			// The unit of its last attempt is still finishing (it has recorded
+			// the failure, not yet ended): a new one cannot be queued beside it.
+			return patent.NewKindError(patent.ErrConflict, "Webhook delivery's last attempt is still finishing; retry it in a few seconds")
 		}
 		now := utc(s.now())
 		row.Status, row.Attempts, row.NextAttemptAt, row.UnitID = patent.DeliveryPending, 0, &now, &unit[0].UnitID

@@ -216,6 +216,16 @@ func TestDeliveryListingAndRetry(t *testing.T) {
 			if len(failed) != 1 || failed[0].ID != "d0-1" {
 				t.Fatalf("failed = %+v, want d0-1", failed)
 			}
+			// The unit of its last attempt has not ended yet (it recorded the
+			// failure, then River records its end): no retry beside it.
+			if _, err := s.RetryDelivery(ctx, "d0-1"); !errors.Is(err, patent.ErrConflict) {
+				t.Fatalf("RetryDelivery(failed, its unit alive) = %v, want a conflict", err)
+			}
+			for _, u := range storetest.Units(t, s, "webhook_delivery") {
+				if strings.Contains(u.Args, `"d0-1"`) {
+					storetest.SetUnitState(t, s, u.ID, "completed")
+				}
+			}
 			got, err := s.RetryDelivery(ctx, "d0-1")
 			if err != nil || got.Status != patent.DeliveryPending || got.Attempts != 0 {
 				t.Fatalf("RetryDelivery(failed) = %+v, %v; want pending with 0 attempts", got, err)

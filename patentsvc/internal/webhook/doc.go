@@ -73,8 +73,9 @@
 //
 //   - Delivery is at least once: a receiver that timed out but had
 //     processed the request, or a process killed during an attempt (its
-//     unit is run again once Timeout + UnitMargin has passed, by another
-//     replica or the restarted process), gets it again with the same id.
+//     unit is run again once Timeout + UnitMargin + queue.RescueMargin has
+//     passed, by another replica or the restarted process), gets it again
+//     with the same id.
 //   - Attempts run concurrently, so deliveries to one URL may arrive out
 //     of order.
 //   - On shutdown the queue takes no new unit; attempts in flight go on
