@@ -18,7 +18,8 @@ import (
 // (decisions.md: every way a PDF can cost is bounded), while another
 // user's job analyses an ordinary company. The hostile job ends within its
 // budget, every hostile patent is reported read: false with the bound it
-// broke, the other job completes meanwhile, and the process's peak
+// broke (a character map that lies about its size is read, its lie
+// ignored), the other job completes meanwhile, and the process's peak
 // resident memory (VmHWM) stays under 300 MB.
 func TestHostileDocumentsBounded(t *testing.T) {
 	dsn := "sqlite:" + storetest.DSN(t, store.SQLite)
@@ -26,13 +27,25 @@ func TestHostileDocumentsBounded(t *testing.T) {
 	c := newCluster(t, store.SQLite, dsn, map[string]string{
 		"SCHEDULER_ENABLED": "false", "PDF_EXTRACT_TIMEOUT": extractTimeout.String(), "LOG_LEVEL": "INFO",
 	})
-	hostile := map[string][][]byte{
-		"Hostile One": {pdftest.SharedContent(5000, 40<<20), pdftest.Bomb(400 << 20), pdftest.TextBomb(400 << 20), pdftest.SelfTree()},
-		"Hostile Two": {pdftest.Pages(10000), pdftest.HugeImage(20000, 20000), pdftest.ObjectStreams(400, 1<<20), pdftest.XrefSize(2_000_000_000)},
-		"Hostile Six": {pdftest.SharedContent(400, 40<<20)},
+	type doc struct {
+		data []byte
+		want string // the patent's error holds it: the bound it broke
+	}
+	const overBudget, tooManyPages, tooMuchText = "its streams decompress to more than 200 MiB", "more than 500 pages", "more than 100000 pieces of text"
+	hostile := map[string][]doc{
+		"Hostile One": {{pdftest.SharedContent(5000, 40<<20), tooManyPages}, {pdftest.Bomb(400 << 20), overBudget},
+			{pdftest.TextBomb(400 << 20), tooMuchText}, {pdftest.SelfTree(), "not a readable PDF"}},
+		"Hostile Two": {{pdftest.Pages(10000), tooManyPages}, {pdftest.HugeImage(20000, 20000), "no text layer"},
+			{pdftest.ObjectStreams(400, 1<<20), overBudget}, {pdftest.XrefSize(2_000_000_000), "not a readable PDF"}},
+		"Hostile Six": {{pdftest.SharedContent(400, 40<<20), tooMuchText}, {pdftest.CMapCount(50_000_000), ""},
+			{pdftest.ObjectStreamCount(1 << 62), "not a readable PDF"}, {pdftest.PageDAG(40), "not a readable PDF"}},
 	}
 	for name, docs := range hostile {
-		c.world.CompanyDocs(name, docs...)
+		var data [][]byte
+		for _, d := range docs {
+			data = append(data, d.data)
+		}
+		c.world.CompanyDocs(name, data...)
 	}
 	c.world.Company("Calm Co", 3)
 	r := c.start("patentsvc")
@@ -88,10 +101,16 @@ func TestHostileDocumentsBounded(t *testing.T) {
 		if company["success"] != true || len(patents) != len(hostile[company["company_name"].(string)]) {
 			t.Errorf("%v: success %v with %d patents, want a success over all of them", company["company_name"], company["success"], len(patents))
 		}
-		for _, p := range patents {
+		docs := hostile[company["company_name"].(string)]
+		for i, p := range patents {
 			entry := p.(map[string]any)
-			if entry["read"] != false || entry["error"] == nil {
-				t.Errorf("%v %v: read %v, error %v; want not read, with the reason", company["company_name"], entry["patent_id"], entry["read"], entry["error"])
+			why, _ := entry["error"].(string)
+			if want := docs[min(i, len(docs)-1)].want; want == "" {
+				if entry["read"] != true { // a map that lies about its size is ignored, the page read
+					t.Errorf("%v %v: read %v, error %q; want it read", company["company_name"], entry["patent_id"], entry["read"], why)
+				}
+			} else if entry["read"] != false || !strings.Contains(why, want) {
+				t.Errorf("%v %v: read %v, error %q; want not read, for %q", company["company_name"], entry["patent_id"], entry["read"], why, want)
 			}
 			t.Logf("%v %v: %v", company["company_name"], entry["patent_id"], entry["error"])
 		}

@@ -264,7 +264,7 @@ func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, ext
 		PromptBudget: cfg.PromptMaxChars,
 		PDFWorkers:   cfg.PDFWorkers,
 		MaxTokens:    cfg.LLMMaxTokens,
-		PDFLimits:    pdfLimits(cfg).String(),
+		PDFLimits:    extractor.Limits().String(),
 	},
 		serpapi.NewClient(cfg.SerpAPIBaseURL, cfg.SerpAPIKey.Reveal(), cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
 		llm.NewClient(cfg.LLMBaseURL, cfg.LLMAPIKey.Reveal(), cfg.LLMTimeout, cfg.UpstreamRetries, logger),
@@ -320,7 +320,7 @@ func newWork(ctx context.Context, cfg config.Config, st *store.Store, an *analys
 	work, err := newQueue(ctx, cfg, st, runner, sched, hooks, logger)
 	if err == nil {
 		st.UseQueue(work)
-		err = failLeftRunning(ctx, st, runner)
+		err = failLeftUnfinished(ctx, st, runner)
 	}
 	if err != nil {
 		_ = sched.Shutdown(ctx)
@@ -356,15 +356,15 @@ func newQueue(ctx context.Context, cfg config.Config, st *store.Store, runner *j
 	return queue.New(ctx, db, qc, h, logger)
 }
 
-// failLeftRunning fails the jobs a previous process left running, when
-// this process is the only one there is (SQLite; decisions.md, the
-// spec's start-up rule). On PostgreSQL another replica may be running
-// them; the queue runs a dead replica's jobs again.
-func failLeftRunning(ctx context.Context, st *store.Store, runner *jobs.Runner) error {
+// failLeftUnfinished fails the jobs a previous process left pending or
+// running, when this process is the only one there is (SQLite; the spec's
+// start-up rule). On PostgreSQL another replica may be running them; the
+// queue runs a dead replica's jobs again.
+func failLeftUnfinished(ctx context.Context, st *store.Store, runner *jobs.Runner) error {
 	if st.Dialect() != store.SQLite {
 		return nil
 	}
-	return runner.FailRunning(ctx)
+	return runner.FailUnfinished(ctx)
 }
 
 // newScheduler builds the tracked-company scheduler, or returns nil (a

@@ -232,24 +232,28 @@ func TestJobFailedBySweepIsHeard(t *testing.T) {
 	b.stop(t)
 }
 
-// TestJobFailedAtStartupIsHeard: on SQLite (one process), a job left
-// running by a process killed with -9 fails when the service starts again
-// (the spec's start-up rule), and its job.completed delivery, status
-// failed, is sent by the new process.
+// TestJobFailedAtStartupIsHeard: on SQLite (one process), the jobs a
+// process killed with -9 left running or pending fail when the service
+// starts again (the spec's start-up rule), and their job.completed
+// deliveries, status failed, are sent by the new process.
 func TestJobFailedAtStartupIsHeard(t *testing.T) {
 	dsn := "sqlite:" + storetest.DSN(t, store.SQLite)
-	c := newCluster(t, store.SQLite, dsn, map[string]string{"SCHEDULER_ENABLED": "false"})
+	c := newCluster(t, store.SQLite, dsn, map[string]string{"SCHEDULER_ENABLED": "false", "JOBS_MAX_CONCURRENT": "1"})
 	c.world.Serp.SetLatency(30 * time.Second)
 	first := c.start("first process")
 	toks := users(t, first, "ada@example.com")
-	ids := trackAndSubmit(t, c, []*replica{first}, toks[0], toks[1], nil, []string{"Interrupted Co"})
-	waitFor(t, 20*time.Second, "the job running", func() bool { return jobStatus(t, first, toks[1], ids[0]) == "running" })
+	ids := trackAndSubmit(t, c, []*replica{first}, toks[0], toks[1], nil, []string{"Interrupted Co", "Waiting Co"})
+	waitFor(t, 20*time.Second, "one job running, one pending", func() bool {
+		return jobStatus(t, first, toks[1], ids[0]) == "running" && jobStatus(t, first, toks[1], ids[1]) == "pending"
+	})
 	kill9(t, first)
 	second := c.start("restarted process")
 	statuses := checkEveryJobHeard(t, c, second, toks[1], ids, time.Minute)
-	code, j := call(t, "GET", second.base+"/jobs/"+ids[0], toks[1], nil)
-	if errText, _ := j["error"].(string); statuses[ids[0]] != "failed" || code != 200 || errText != "the service restarted while the job ran" {
-		t.Errorf("job after the restart = %d %v, want failed with the reason", code, j)
+	for _, id := range ids {
+		code, j := call(t, "GET", second.base+"/jobs/"+id, toks[1], nil)
+		if errText, _ := j["error"].(string); statuses[id] != "failed" || code != 200 || errText != "the service restarted before the job ended" {
+			t.Errorf("job after the restart = %d %v, want failed with the reason", code, j)
+		}
 	}
 	second.stop(t)
 }

@@ -61,6 +61,9 @@ type Store interface {
 	PutLLMCache(ctx context.Context, a patent.LLMAnswer) error
 	UpsertPatent(ctx context.Context, p patent.StoredPatent) error
 	Patent(ctx context.Context, id string) (patent.StoredPatent, error)
+	// PDFVerdicts returns the verdicts of the patents ids stored under
+	// limits, by patent id.
+	PDFVerdicts(ctx context.Context, limits string, ids []string) (map[string]string, error)
 	CreateAnalysis(ctx context.Context, a patent.AnalysisRecord) (patent.AnalysisRecord, error)
 }
 
@@ -152,10 +155,7 @@ func (a *Analyzer) analyzeCompany(ctx context.Context, name patent.CompanyName, 
 		return fail(patent.NoPatentsError)
 	}
 
-	texts, readings := a.patentTexts(ctx, name, found.Patents)
-	for i, r := range readings {
-		res.Patents[i].Read, res.Patents[i].Error = r.read, r.err
-	}
+	texts := a.patentTexts(ctx, name, found.Patents, res.Patents)
 	prompt := portfolio(name.String(), texts)
 	ans, cached, err := a.complete(ctx, model, prompt, opts.Fresh)
 	if err != nil {
@@ -201,23 +201,24 @@ func (a *Analyzer) searchPatents(ctx context.Context, name patent.CompanyName, f
 	return r, nil
 }
 
-// reading is how a patent's PDF was read for an analysis: read, or not
-// and why not (the patent's entry in the analysis).
-type reading struct {
-	read bool
-	err  *string
-}
-
 // patentTexts records the patents and reduces each to prompt text,
-// fetching and reading the PDFs a few at a time, and returns how each PDF
-// was read. A PDF that was not read (not found, not downloaded, not
+// fetching and reading the PDFs a few at a time. A PDF that was not read (not found, not downloaded, not
 // readable, or past the limits on reading a document) gives the search's
 // snippet instead; a verdict of the limits is stored with the patent, so
-// the same file is not read again under the same limits.
-func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, found []patent.SearchHit) ([]promptPatent, []reading) {
+// the same file is not read again under the same limits. How each PDF was
+// read goes into refs (the patents' entries in the analysis, in found's
+// order): Read, or Error saying why not.
+func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, found []patent.SearchHit, refs []patent.PatentRef) []promptPatent {
 	out := make([]promptPatent, len(found))
-	readings := make([]reading, len(found))
 	budget := a.cfg.PromptBudget / max(len(found), 1)
+	ids := make([]string, len(found))
+	for i, p := range found {
+		ids[i] = p.PatentID
+	}
+	verdicts, err := a.store.PDFVerdicts(ctx, a.cfg.PDFLimits, ids)
+	if err != nil {
+		a.logger.WarnContext(ctx, "reading pdf verdicts failed; the pdfs are read", "err", err.Error())
+	}
 	sem := make(chan struct{}, a.cfg.PDFWorkers)
 	var wg sync.WaitGroup
 	for i, p := range found {
@@ -227,19 +228,19 @@ func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, 
 			defer func() { <-sem }()
 			rec := patent.StoredPatent{PatentID: p.PatentID, CompanyName: company.String(), Title: p.Title,
 				PublicationDate: p.PublicationDate, PDFLink: p.PDFLink, Summary: p.Snippet}
-			secs, path, err := a.readPDF(ctx, p.PatentID, p.PDFLink)
+			secs, path, err := a.readPDF(ctx, p.PatentID, p.PDFLink, verdicts[p.PatentID])
 			rec.PDFPath = path
 			if err != nil {
 				a.logger.InfoContext(ctx, "patent pdf not used", "patent_id", p.PatentID, "err", err.Error())
 				out[i].Text = minimize(patent.Sections{Abstract: p.Snippet}, budget)
 				why := unread(err)
-				readings[i] = reading{err: &why}
+				refs[i].Error = &why
 				if errors.Is(err, patent.ErrPDFOverLimit) {
 					rec.PDFVerdict, rec.PDFLimits = why, a.cfg.PDFLimits
 				}
 			} else {
 				out[i].Text = minimize(secs, budget)
-				readings[i] = reading{read: true}
+				refs[i].Read = true
 				if secs.Abstract != "" {
 					rec.Summary = clean(secs.Abstract)
 				}
@@ -250,15 +251,15 @@ func (a *Analyzer) patentTexts(ctx context.Context, company patent.CompanyName, 
 		})
 	}
 	wg.Wait()
-	return out, readings
+	return out
 }
 
-// readPDF is sections, but a stored PDF that broke the limits on reading a
-// document before, under the same limits, is not read again: its verdict
-// is the error (a kind of patent.ErrPDFOverLimit).
-func (a *Analyzer) readPDF(ctx context.Context, id, link string) (patent.Sections, string, error) {
-	if p, err := a.store.Patent(ctx, id); err == nil && p.PDFVerdict != "" && p.PDFLimits == a.cfg.PDFLimits {
-		return patent.Sections{}, "", patent.NewKindError(patent.ErrPDFOverLimit, p.PDFVerdict)
+// readPDF is sections, but a PDF that broke the limits on reading a
+// document before, under the same limits (verdict, "" when none), is not
+// read again: its verdict is the error (a kind of patent.ErrPDFOverLimit).
+func (a *Analyzer) readPDF(ctx context.Context, id, link, verdict string) (patent.Sections, string, error) {
+	if verdict != "" {
+		return patent.Sections{}, "", patent.NewKindError(patent.ErrPDFOverLimit, verdict)
 	}
 	return a.sections(ctx, id, link)
 }
@@ -363,7 +364,11 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 	case !errors.Is(err, patent.ErrNotFound):
 		return patent.PatentAnalysis{}, err
 	}
-	secs, path, err := a.readPDF(ctx, id, link)
+	verdict := ""
+	if stored.PDFLimits == a.cfg.PDFLimits {
+		verdict = stored.PDFVerdict
+	}
+	secs, path, err := a.readPDF(ctx, id, link, verdict)
 	switch {
 	case errors.Is(err, patent.ErrPDFOverLimit):
 		if stored.PDFVerdict != err.Error() || stored.PDFLimits != a.cfg.PDFLimits {

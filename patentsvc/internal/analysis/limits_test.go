@@ -88,7 +88,6 @@ func TestDocumentsPastLimits(t *testing.T) {
 
 	// Under other limits, a verdict does not hold: the document is read.
 	w.Limits.MaxPages = 1000
-	w.Cfg.PDFLimits = w.Limits.String()
 	reads.Store(0)
 	res := w.Analyzer(nil).AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{Fresh: true})
 	if got := reads.Load(); got != 5 || !res.Patents[1].Read || res.Patents[2].Read {

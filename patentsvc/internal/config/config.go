@@ -193,12 +193,7 @@ var settings = []setting{
 		func(c *Config, v string) error { c.PDFAllowedHosts = list(v); return nil }},
 
 	{"PDF_MAX_MB", "30", "Largest PDF downloaded, in MiB.", false,
-		func(c *Config, v string) error {
-			var mb int
-			err := intIn(&mb, v, 1, 1024)
-			c.PDFMaxBytes = int64(mb) << 20
-			return err
-		}},
+		func(c *Config, v string) error { return mebibytes(&c.PDFMaxBytes, v, 1, 1024) }},
 	{"PDF_WORKERS", "4", "PDFs of one company fetched and read at once.", false,
 		func(c *Config, v string) error { return intIn(&c.PDFWorkers, v, 1, 32) }},
 	{"PDF_OCR", "auto", "`auto`: a PDF without a text layer (a scan) is read by OCR when the `tesseract` program and its English data are installed (the `patentsvc-ocr` image has them; the default image does not), at most 60 s a page and 50 pages a document; `off`: never. Without OCR such a PDF is reported as a scanned document, with the reason (`PDF_OCR is off`, `OCR unavailable: no tesseract on PATH`).", false,
@@ -217,7 +212,7 @@ var settings = []setting{
 		func(c *Config, v string) error { return intIn(&c.JobsMaxConcurrent, v, 1, 16) }},
 	{"JOBS_MAX_PER_USER", "10", "A user's unfinished (`pending` or `running`) asynchronous jobs; one more `POST /analyze/batch/async` answers 429 with `Retry-After`. Among pending jobs the next to start is the oldest job of the user with the fewest running.", false,
 		func(c *Config, v string) error { return intIn(&c.JobsMaxPerUser, v, 1, 1000) }},
-	{"JOBS_TIMEOUT", "30m", "Longest an asynchronous job runs; then it ends `failed`, with the companies finished so far and the others reported as not analysed. Also how long a job whose replica died waits before another replica runs it again.", false,
+	{"JOBS_TIMEOUT", "30m", "Longest an asynchronous job runs; then it ends `failed`, with the companies finished so far and the others reported as not analysed. Also sets how long a job whose replica died waits before another replica runs it again: this, plus about a minute (docs/operations.md, \"What a crash costs\").", false,
 		func(c *Config, v string) error { return durationIn(&c.JobsTimeout, v, time.Second, 24*time.Hour) }},
 	{"JOBS_MAX_ATTEMPTS", "3", "Runs of an asynchronous job before it fails when its replica dies while running it each time (a job that crashes its process, say): another replica runs it again, up to this many runs in all.", false,
 		func(c *Config, v string) error { return intIn(&c.JobsMaxAttempts, v, 1, 10) }},
@@ -238,7 +233,7 @@ var settings = []setting{
 		func(c *Config, v string) error { return boolean(&c.SchedulerEnabled, v) }},
 	{"SCHEDULE_MAX_CONCURRENT", "4", "Scheduled re-analyses run at once by one replica; every replica runs them, so the cluster runs replicas times this many (docs/operations.md, \"Sizing the work queue\").", false,
 		func(c *Config, v string) error { return intIn(&c.ScheduleMaxConcurrent, v, 1, 64) }},
-	{"SCHEDULE_RUN_TIMEOUT", "15m", "Longest one scheduled re-analysis runs; then it counts as a failed run (retried with `SCHEDULE_RETRY_BASE`'s back-off). Also how long a run whose replica died waits before another replica runs it again.", false,
+	{"SCHEDULE_RUN_TIMEOUT", "15m", "Longest one scheduled re-analysis runs; then it counts as a failed run (retried with `SCHEDULE_RETRY_BASE`'s back-off). Also sets how long a run whose replica died waits before another replica runs it again: this, plus about a minute.", false,
 		func(c *Config, v string) error { return durationIn(&c.ScheduleRunTimeout, v, time.Second, 6*time.Hour) }},
 	{"SCHEDULE_INTERVAL_HOURS", "24", "Hours between re-analyses of a tracked company (decimals allowed: 0.01 is 36 s).", false,
 		func(c *Config, v string) error { return hours(&c.ScheduleInterval, v) }},

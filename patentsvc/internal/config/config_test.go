@@ -53,6 +53,17 @@ func TestLoadDefaults(t *testing.T) {
 		{"ChangeThresholdPercent", c.ChangeThresholdPercent, 20.0},
 		{"TrackingHistory", c.TrackingHistory, 3650 * 24 * time.Hour},
 		{"ShutdownTimeout", c.ShutdownTimeout, 15 * time.Second},
+		// decisions.md, "patentsvc: work every replica shares, bounded and fair".
+		{"ScheduleMaxConcurrent", c.ScheduleMaxConcurrent, 4},
+		{"ScheduleRunTimeout", c.ScheduleRunTimeout, 15 * time.Minute},
+		{"JobsMaxConcurrent", c.JobsMaxConcurrent, 2},
+		{"JobsMaxPerUser", c.JobsMaxPerUser, 10},
+		{"JobsTimeout", c.JobsTimeout, 30 * time.Minute},
+		{"JobsMaxAttempts", c.JobsMaxAttempts, 3},
+		{"PDFExtractTimeout", c.PDFExtractTimeout, 30 * time.Second},
+		{"PDFMaxPages", c.PDFMaxPages, 500},
+		{"PDFMaxDecodedBytes", c.PDFMaxDecodedBytes, int64(200 << 20)},
+		{"PDFMaxBytes", c.PDFMaxBytes, int64(30 << 20)},
 		{"AnalyzerMissing", strings.Join(c.AnalyzerMissing(), ","), "SERPAPI_API_KEY,LLM_API_KEY"},
 	} {
 		if ck.got != ck.want {
@@ -112,6 +123,12 @@ func TestLoadErrors(t *testing.T) {
 		{"empty cors list", map[string]string{"CORS_ORIGINS": " , "}, []string{"CORS_ORIGINS", "at least one origin"}},
 		{"cors with a path", map[string]string{"CORS_ORIGINS": "https://app.example.com/x"}, []string{"CORS_ORIGINS", "not an origin"}},
 		{"bad webhook", map[string]string{"WEBHOOK_URLS": "https://ok.example/x, ftp://bad"}, []string{"WEBHOOK_URLS", "entry 2"}},
+		{"jobs per user zero", map[string]string{"JOBS_MAX_PER_USER": "0"}, []string{"JOBS_MAX_PER_USER"}},
+		{"extract timeout not a duration", map[string]string{"PDF_EXTRACT_TIMEOUT": "30"}, []string{"PDF_EXTRACT_TIMEOUT"}},
+		{"extract timeout too long", map[string]string{"PDF_EXTRACT_TIMEOUT": "48h"}, []string{"PDF_EXTRACT_TIMEOUT"}},
+		{"decoded budget zero", map[string]string{"PDF_MAX_DECODED_MB": "0"}, []string{"PDF_MAX_DECODED_MB"}},
+		{"pages not a number", map[string]string{"PDF_MAX_PAGES": "many"}, []string{"PDF_MAX_PAGES"}},
+		{"schedule slots zero", map[string]string{"SCHEDULE_MAX_CONCURRENT": "0"}, []string{"SCHEDULE_MAX_CONCURRENT"}},
 		{"several", map[string]string{"PORT": "x", "DB_MAX_OPEN_CONNS": "0", "JWT_SECRET": long}, []string{"PORT", "DB_MAX_OPEN_CONNS"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
+	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
 )
 
@@ -325,6 +328,26 @@ func TestAnalyzePatent(t *testing.T) {
 	decode(t, rec, &body)
 	if want := "Patent PDF for US11762912B2 has no readable text (a scanned document; " + analysistest.NoOCR + ")"; body.Detail != want {
 		t.Errorf("scanned PDF detail = %q, want %q", body.Detail, want)
+	}
+
+	// A PDF past a limit on reading a document: 422 naming the limit, the
+	// verdict stored with the patent, and the same answer from it next time.
+	const big = "US90999999B2"
+	ctx := context.Background()
+	if err := en.st.UpsertPatent(ctx, patent.StoredPatent{PatentID: big, CompanyName: "Big Corp",
+		PDFLink: en.world.PDFs.AddDoc(big, pdftest.Pages(600))}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		rec = en.do(t, request{target: "/analyze/patent/" + big + "?company_name=Big%20Corp", token: tok})
+		wantStatus(t, rec, http.StatusUnprocessableEntity)
+		decode(t, rec, &body)
+		if want := "Patent PDF for " + big + ": document not read: more than 500 pages"; body.Detail != want {
+			t.Errorf("over-limit PDF detail = %q, want %q", body.Detail, want)
+		}
+		if p, err := en.st.Patent(ctx, big); err != nil || p.PDFVerdict != "document not read: more than 500 pages" {
+			t.Errorf("stored patent = %+v, %v; want its verdict", p, err)
+		}
 	}
 
 	en.world.LLM.Script(llmtest.Reply{Status: 402})

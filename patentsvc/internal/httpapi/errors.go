@@ -29,7 +29,6 @@ var statusTable = []struct {
 	{auth.ErrBadCredentials, http.StatusUnauthorized, "Invalid email or password"},
 	{auth.ErrInvalidToken, http.StatusUnauthorized, "Could not validate credentials"},
 	{patent.ErrLLMUpstream, http.StatusBadGateway, ""},
-	{patent.ErrUnavailable, http.StatusServiceUnavailable, "The service is shutting down; retry on another instance"},
 	{patent.ErrTooManyJobs, http.StatusTooManyRequests, ""}, // *patent.TooManyJobsError: render adds Retry-After
 }
 

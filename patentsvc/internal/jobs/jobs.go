@@ -30,9 +30,9 @@
 //     job.completed webhook deliveries in the transaction that records the
 //     end.
 //   - At the start of a process on SQLite (one process only), the jobs
-//     left running by its predecessor fail, as the spec's start-up rule
-//     says (FailRunning); on PostgreSQL, another replica may be running
-//     them.
+//     its predecessor left pending or running fail, as the spec's start-up
+//     rule says (FailUnfinished); on PostgreSQL, another replica may be
+//     running them, and pending jobs wait for any replica's worker.
 //   - A job belongs to the user who submitted it (Job.UserID), and every
 //     analysis it stores records that user as requested_by. Who may read
 //     a job is decided at the HTTP edge (Job.VisibleTo).
@@ -72,7 +72,7 @@ const defaultRetryAfter = 30 * time.Second
 // Reasons a job fails without ending by itself.
 const (
 	reasonOrphaned = "the processes running the job stopped each time it ran; it is not run again"
-	reasonRestart  = "the service restarted while the job ran"
+	reasonRestart  = "the service restarted before the job ended"
 )
 
 // Store is the job table; *store.Store implements it.
@@ -88,7 +88,7 @@ type Store interface {
 	JobProgress(ctx context.Context, id string, unit int64, completed int) error
 	FinishJob(ctx context.Context, id string, unit int64, status string, result *patent.BatchResult, errMsg string, compose patent.Deliveries[patent.Job]) error
 	FailOrphanedJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error)
-	FailRunningJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error)
+	FailUnfinishedJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error)
 	RefillJobStarts(ctx context.Context) (int64, error)
 }
 
@@ -157,7 +157,7 @@ func (r *Runner) Submit(ctx context.Context, userID int64, companies []patent.Co
 func (r *Runner) retryAfter(ctx context.Context, userID int64) time.Duration {
 	running, _, err := r.store.ListJobs(ctx, patent.JobFilter{Status: patent.JobRunning, UserID: userID}, 50, "")
 	if err != nil {
-		return defaultRetryAfter
+		running = nil
 	}
 	return retryAfterOf(running, r.now(), r.cfg.Timeout)
 }
@@ -165,8 +165,8 @@ func (r *Runner) retryAfter(ctx context.Context, userID int64) time.Duration {
 // retryAfterOf is the soonest expected end of the running jobs, each from
 // its pace so far (the time since it started, per company done; a job
 // with none done yet is expected to take as long again as it has run),
-// between a second and limit (JOBS_TIMEOUT); defaultRetryAfter without a
-// running job.
+// or defaultRetryAfter without a running job, between a second and limit
+// (JOBS_TIMEOUT).
 func retryAfterOf(running []patent.Job, now time.Time, limit time.Duration) time.Duration {
 	best := time.Duration(-1)
 	for _, j := range running {
@@ -183,7 +183,7 @@ func retryAfterOf(running []patent.Job, now time.Time, limit time.Duration) time
 		}
 	}
 	if best < 0 {
-		return defaultRetryAfter
+		best = defaultRetryAfter
 	}
 	return min(max(best, time.Second), max(limit, time.Second))
 }
@@ -283,16 +283,17 @@ func (r *Runner) Sweep(ctx context.Context) {
 	}
 }
 
-// FailRunning fails, with their webhooks, the jobs left running by the
-// process before this one: call it at start-up, before the queue starts,
-// on SQLite only (a single process, so none of them is running).
-func (r *Runner) FailRunning(ctx context.Context) error {
-	n, err := r.store.FailRunningJobs(ctx, reasonRestart, r.notify)
+// FailUnfinished fails, with their webhooks, the jobs the process before
+// this one left pending or running (the spec's start-up rule): call it at
+// start-up, before the queue starts, on SQLite only (a single process, so
+// none of them is running).
+func (r *Runner) FailUnfinished(ctx context.Context) error {
+	n, err := r.store.FailUnfinishedJobs(ctx, reasonRestart, r.notify)
 	if err != nil {
 		return fmt.Errorf("jobs: %w", err)
 	}
 	if n > 0 {
-		r.logger.Warn("failed jobs left running by the previous process", "count", n)
+		r.logger.Warn("failed jobs left unfinished by the previous process", "count", n)
 	}
 	return nil
 }

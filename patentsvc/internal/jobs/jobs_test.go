@@ -164,7 +164,7 @@ func TestTooManyJobs(t *testing.T) {
 
 // TestRetryAfterOf: the wait of a refused submission is the soonest end of
 // the user's running jobs at their pace so far, between 1 s and the job
-// timeout; 30 s when none has started.
+// timeout; 30 s when none has started (or JOBS_TIMEOUT, when shorter).
 func TestRetryAfterOf(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
@@ -181,9 +181,14 @@ func TestRetryAfterOf(t *testing.T) {
 			{Total: 2, Completed: 1, StartedAt: ago(20 * time.Second)}}, 20 * time.Second},
 		{"all done, not yet recorded", []patent.Job{{Total: 2, Completed: 2, StartedAt: ago(time.Minute)}}, time.Second},
 		{"capped", []patent.Job{{Total: 20, Completed: 1, StartedAt: ago(time.Hour)}}, 30 * time.Minute},
+		{"none running, JOBS_TIMEOUT 10s", nil, 10 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := jobs.RetryAfterOf(tt.running, now, 30*time.Minute); got != tt.want {
+			limit := 30 * time.Minute
+			if strings.HasSuffix(tt.name, "10s") {
+				limit = 10 * time.Second
+			}
+			if got := jobs.RetryAfterOf(tt.running, now, limit); got != tt.want {
 				t.Errorf("RetryAfterOf = %v, want %v", got, tt.want)
 			}
 		})

@@ -34,9 +34,6 @@ var (
 	// ErrLLMUpstream: the language-model gateway failed, refused the request
 	// or answered something that is not an answer.
 	ErrLLMUpstream = errors.New("language model gateway failed")
-	// ErrUnavailable: the service cannot take the work now (it is shutting
-	// down); another instance can.
-	ErrUnavailable = errors.New("service unavailable")
 	// ErrTooManyJobs: the user has as many unfinished jobs as one may have
 	// (JOBS_MAX_PER_USER); *TooManyJobsError says how many and when to
 	// retry.

@@ -34,7 +34,8 @@ func FuzzExtract(f *testing.F) {
 		f.Add(h)
 	}
 	for _, h := range [][]byte{pdftest.SharedContent(60, 1<<20), pdftest.Bomb(8 << 20), pdftest.SelfTree(), pdftest.Pages(80),
-		pdftest.ObjectStreams(20, 64<<10), pdftest.XrefSize(1 << 30), pdftest.HugeImage(20000, 20000)} {
+		pdftest.ObjectStreams(20, 64<<10), pdftest.XrefSize(1 << 30), pdftest.HugeImage(20000, 20000), pdftest.CMapCount(1 << 30),
+		pdftest.ObjectStreamCount(1 << 40), pdftest.ObjectStreamLoop(), pdftest.PageDAG(30)} {
 		f.Add(h)
 	}
 	lim := pdf.Limits{Timeout: 2 * time.Second, MaxPages: 50, MaxDecoded: 4 << 20}

@@ -30,10 +30,11 @@ type Limits struct {
 // DefaultLimits are the settings' defaults.
 var DefaultLimits = Limits{Timeout: 30 * time.Second, MaxPages: 500, MaxDecoded: 200 << 20}
 
-// String names the limits, as a verdict stored with a PDF records them
-// (the verdict is reused only under the same limits).
+// String names the limits, with the extractor's own bounds, as a verdict
+// stored with a PDF records them (the verdict is reused only under the
+// same limits: a release that changes a bound reads the document again).
 func (l Limits) String() string {
-	return fmt.Sprintf("timeout=%s pages=%d decoded=%dMiB", l.Timeout, l.MaxPages, l.MaxDecoded>>20)
+	return fmt.Sprintf("timeout=%s pages=%d decoded=%dMiB spans=%d text=%dMiB", l.Timeout, l.MaxPages, l.MaxDecoded>>20, maxSpans, maxTextBytes>>20)
 }
 
 // Bounds of our own on what a document may cost, beyond the three

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"image"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -36,13 +37,16 @@ func TestExtractLimits(t *testing.T) {
 		{"an object stream read again for each of 400 pages", pdftest.ObjectStreams(400, 1<<20), "document not read: its streams decompress to more than 200 MiB"},
 		{"a page tree that contains itself", pdftest.SelfTree(), "malformed pdf: the page tree contains itself"},
 		{"a cross-reference stream of 2e9 objects", pdftest.XrefSize(2_000_000_000), "at most 1048576 objects are read"},
+		{"an empty object stream declaring 2^63 objects", pdftest.ObjectStreamCount(math.MaxInt64), "malformed pdf: cannot find object in stream"},
+		{"an object stream that extends itself", pdftest.ObjectStreamLoop(), "malformed pdf: object stream Extends chain too long"},
+		{"a page tree of 2^40 paths to no page", pdftest.PageDAG(40), "malformed pdf: the page tree has more than 2032 nodes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var before runtime.MemStats
 			runtime.ReadMemStats(&before)
 			start := time.Now()
-			_, err := pdf.Extract(context.Background(), bytes.NewReader(tt.data), int64(len(tt.data)))
+			err := extractOrHang(t, tt.data)
 			took := time.Since(start)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Extract = %v, want an error saying %q", err, tt.want)
@@ -58,6 +62,43 @@ func TestExtractLimits(t *testing.T) {
 			runtime.ReadMemStats(&after)
 			t.Logf("%d bytes refused in %v, %d MiB allocated on the way", len(tt.data), took.Round(time.Millisecond), (after.TotalAlloc-before.TotalAlloc)>>20)
 		})
+	}
+}
+
+// extractOrHang is pdf.Extract of data under the default limits, failing
+// the test when it has not returned long after the time limit: a document
+// that keeps the reader busy without reading (a loop on a header's count)
+// is one the time limit cannot stop.
+func extractOrHang(t *testing.T, data []byte) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := pdf.Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(4 * pdf.DefaultLimits.Timeout):
+		t.Fatalf("Extract had not returned after %v, four times its time limit", 4*pdf.DefaultLimits.Timeout)
+		return nil
+	}
+}
+
+// TestCMapCountBounded: a font's character map that announces 50 million
+// mappings and gives one costs nothing: the page is read through it, and
+// reading allocates a few MiB, not the gigabytes 50 million entries take.
+func TestCMapCountBounded(t *testing.T) {
+	data := pdftest.CMapCount(50_000_000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := extractOrHang(t, data)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatalf("Extract = %v, want the page read", err)
+	}
+	if alloc := (after.TotalAlloc - before.TotalAlloc) >> 20; alloc > 64 {
+		t.Errorf("reading allocated %d MiB, want a few (the count is not trusted)", alloc)
 	}
 }
 

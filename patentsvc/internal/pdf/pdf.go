@@ -292,19 +292,27 @@ func readPage(ctx context.Context, page lpdf.Value) ([]string, error) {
 // a tree that declares (Count) or holds more is a *LimitError, before any
 // page is read. It walks the tree itself, with a depth limit, because the
 // library's Page(i) loops for ever on a Kids array that contains its own
-// parent; a node that is its own ancestor makes the document malformed.
+// parent; a node that is its own ancestor makes the document malformed,
+// and so does a tree of more nodes than its pages could need (nodes listed
+// again and again: 2^depth paths to walk).
 func pageTree(root lpdf.Value, maxPages int) ([]lpdf.Value, error) {
 	if n := root.Key("Count").Int64(); n > int64(maxPages) {
 		return nil, tooManyPages(maxPages)
 	}
+	maxNodes := 4*maxPages + maxTreeDepth
 	var (
 		pages []lpdf.Value
 		path  []string // the nodes above the one walked, by their text
+		nodes int
 		err   error
 		walk  func(v lpdf.Value, depth int)
 	)
 	walk = func(v lpdf.Value, depth int) {
 		if depth > maxTreeDepth || v.Kind() != lpdf.Dict {
+			return
+		}
+		if nodes++; nodes > maxNodes {
+			err = fmt.Errorf("%w: the page tree has more than %d nodes", ErrMalformed, maxNodes)
 			return
 		}
 		kids := v.Key("Kids")

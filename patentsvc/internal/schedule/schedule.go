@@ -256,7 +256,9 @@ func (s *Scheduler) QueueDue() {
 			return
 		}
 		total += queued
-		if seen < s.cfg.Batch {
+		// A short batch is the last; one that queued nothing new (every
+		// run queued already) would only be read again.
+		if seen < s.cfg.Batch || queued == 0 {
 			break
 		}
 	}

@@ -284,33 +284,33 @@ func (s *Store) jobEnded(tx *gorm.DB, id string, compose patent.Deliveries[paten
 // deliveries in its transaction (decisions.md: a job that fails because
 // its process died is heard like any other). Returns how many.
 func (s *Store) FailOrphanedJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error) {
-	n, err := s.failJobs(ctx, "status = ? AND NOT "+unitAlive("jobs.unit_id"), reason, compose)
+	n, err := s.failJobs(ctx, "status = ? AND NOT "+unitAlive("jobs.unit_id"), []any{patent.JobRunning}, reason, compose)
 	return n, wrapErr("fail orphaned jobs", err)
 }
 
-// FailRunningJobs fails, with reason, every running job: at the start of
-// the only process there is (SQLite), every running job is one its dead
-// predecessor held (the spec: after a restart, the jobs that were running
-// fail). Each failure stores its deliveries in its transaction. Returns
-// how many.
-func (s *Store) FailRunningJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error) {
-	n, err := s.failJobs(ctx, "status = ?", reason, compose)
-	return n, wrapErr("fail running jobs", err)
+// FailUnfinishedJobs fails, with reason, every pending or running job: at
+// the start of the only process there is (SQLite), each is one its dead
+// predecessor accepted (the spec: at start-up, any job still pending or
+// running fails). Each failure stores its deliveries in its transaction.
+// Returns how many.
+func (s *Store) FailUnfinishedJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error) {
+	n, err := s.failJobs(ctx, "status IN ?", []any{unfinished}, reason, compose)
+	return n, wrapErr("fail unfinished jobs", err)
 }
 
-// failJobs fails the running jobs that where (a condition on status, then
-// anything else) selects, each in its own transaction with its
-// deliveries.
-func (s *Store) failJobs(ctx context.Context, where, reason string, compose patent.Deliveries[patent.Job]) (int64, error) {
+// failJobs fails the unfinished jobs that where, with its args, selects,
+// each in its own transaction with its deliveries (where is checked again
+// there, so a job that ended meanwhile is left as it ended).
+func (s *Store) failJobs(ctx context.Context, where string, args []any, reason string, compose patent.Deliveries[patent.Job]) (int64, error) {
 	var ids []string
-	if err := s.db.WithContext(ctx).Model(&jobRow{}).Where(where, patent.JobRunning).Pluck("id", &ids).Error; err != nil {
+	if err := s.db.WithContext(ctx).Model(&jobRow{}).Where(where, args...).Pluck("id", &ids).Error; err != nil {
 		return 0, err
 	}
 	var n int64
 	for _, id := range ids {
 		err := s.inTx(ctx, func(tx *gorm.DB) error {
 			values, _ := endValues(patent.JobFailed, nil, reason, utc(s.now()))
-			res := tx.Model(&jobRow{}).Where("id = ? AND ("+where+")", id, patent.JobRunning).Updates(values)
+			res := tx.Model(&jobRow{}).Where("id = ?", id).Where(where, args...).Updates(values)
 			if res.Error != nil || res.RowsAffected == 0 {
 				return res.Error
 			}

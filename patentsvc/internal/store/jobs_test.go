@@ -167,7 +167,7 @@ func TestJobLimitPerUser(t *testing.T) {
 // TestJobSweeps: a running job whose unit the queue gave up fails, with
 // its deliveries in the same transaction; one whose unit is alive does not;
 // pending jobs without a free unit get one; at a single process's start
-// every running job fails.
+// every pending or running job fails.
 func TestJobSweeps(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
 		for _, id := range []string{"orphan", "alive", "waiting", "lost"} {
@@ -220,13 +220,18 @@ func TestJobSweeps(t *testing.T) {
 			t.Fatalf("RefillJobStarts again = %d, %v; want 0", q, err)
 		}
 
-		if n, err := s.FailRunningJobs(ctx, "restarted", nil); err != nil || n != 1 {
-			t.Fatalf("FailRunningJobs = %d, %v; want 1 (alive)", n, err)
+		if n, err := s.FailUnfinishedJobs(ctx, "restarted", nil); err != nil || n != 3 {
+			t.Fatalf("FailUnfinishedJobs = %d, %v; want 3 (alive, running; waiting and lost, pending)", n, err)
+		}
+		for _, id := range []string{"alive", "waiting", "lost"} {
+			if j, _ := s.Job(ctx, id); j.Status != patent.JobFailed || *j.Error != "restarted" {
+				t.Errorf("%s after FailUnfinishedJobs = %+v", id, j)
+			}
+		}
+		if orphan, _ := s.Job(ctx, "orphan"); *orphan.Error != "its processes stopped" {
+			t.Errorf("a job failed already = %+v, want it left as it ended", orphan)
 		}
 		alive, _ = s.Job(ctx, "alive")
-		if alive.Status != patent.JobFailed || *alive.Error != "restarted" {
-			t.Errorf("alive after FailRunningJobs = %+v", alive)
-		}
 		if err := s.JobProgress(ctx, "alive", units[1].ID, 1); !errors.Is(err, store.ErrJobLost) {
 			t.Errorf("progress of a failed job = %v, want ErrJobLost", err)
 		}

@@ -63,3 +63,20 @@ func (s *Store) Patent(ctx context.Context, id string) (patent.StoredPatent, err
 		PublicationDate: deref(row.PublicationDate), PDFLink: deref(row.PDFLink), Summary: deref(row.Summary),
 		PDFPath: deref(row.PDFPath), PDFVerdict: deref(row.PDFVerdict), PDFLimits: deref(row.PDFLimits)}, nil
 }
+
+// PDFVerdicts returns, of the patents ids, the verdicts stored under
+// limits (their PDFs past the limits on reading a document), by patent
+// id: one query for a whole analysis.
+func (s *Store) PDFVerdicts(ctx context.Context, limits string, ids []string) (map[string]string, error) {
+	var rows []patentRow
+	err := s.db.WithContext(ctx).Select("patent_id", "pdf_verdict").
+		Where("patent_id IN ? AND pdf_limits = ? AND pdf_verdict IS NOT NULL", ids, limits).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("pdf verdicts: %w", err)
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.PatentID] = deref(r.PDFVerdict)
+	}
+	return out, nil
+}

@@ -144,8 +144,8 @@ type World struct {
 	Store *store.Store
 	Blobs *pdfstore.Local
 	Cfg   analysis.Config
-	// Limits are the extractor's (pdf.DefaultLimits); Cfg.PDFLimits names
-	// them.
+	// Limits are the extractor's (pdf.DefaultLimits); Analyzer names them
+	// in its configuration's PDFLimits.
 	Limits pdf.Limits
 	// Extract, when set, wraps the world's extractor (a test counting the
 	// documents read, say).
@@ -156,7 +156,7 @@ type World struct {
 // DefaultConfig is the analyzer configuration the tests start from.
 func DefaultConfig() analysis.Config {
 	return analysis.Config{UseCache: true, SearchTTL: 24 * time.Hour, Lookback: 365 * 24 * time.Hour, MaxPatents: 10,
-		DefaultModel: patent.DefaultModel, PromptBudget: 24000, PDFWorkers: 4, MaxTokens: 1500, PDFLimits: pdf.DefaultLimits.String()}
+		DefaultModel: patent.DefaultModel, PromptBudget: 24000, PDFWorkers: 4, MaxTokens: 1500}
 }
 
 // NewWorld starts the fakes (closed when the test ends) around st.
@@ -170,7 +170,8 @@ func NewWorld(tb testing.TB, st *store.Store) *World {
 		Limits: pdf.DefaultLimits}
 }
 
-// Analyzer builds a real analyzer against the world with w.Cfg.
+// Analyzer builds a real analyzer against the world with w.Cfg, reading
+// PDFs within w.Limits.
 func (w *World) Analyzer(logger *slog.Logger) *analysis.Analyzer {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -179,7 +180,9 @@ func (w *World) Analyzer(logger *slog.Logger) *analysis.Analyzer {
 	if w.Extract != nil {
 		extract = w.Extract(extract)
 	}
-	return analysis.New(w.Cfg,
+	cfg := w.Cfg
+	cfg.PDFLimits = w.Limits.String()
+	return analysis.New(cfg,
 		serpapi.NewClient(w.Serp.BaseURL(), "test-serpapi-key", 5*time.Second, 1, logger),
 		llm.NewClient(w.LLM.BaseURL(), "test-llm-key", 5*time.Second, 1, logger),
 		pdfstore.NewDownloader([]string{"127.0.0.1"}, 30<<20, 10*time.Second, 1, logger),

@@ -451,6 +451,7 @@ func readCmap(toUnicode Value) *cmap {
 			if n < 0 {
 				panic("missing beginbfchar")
 			}
+			n = min(n, stk.Len()/2) // patentsvc: a count is at most the entries given (it looped and appended n times)
 			for i := 0; i < n; i++ {
 				repl, orig := stk.Pop().RawString(), stk.Pop().RawString()
 				m.bfchar = append(m.bfchar, bfchar{orig, repl})
@@ -461,6 +462,7 @@ func readCmap(toUnicode Value) *cmap {
 			if n < 0 {
 				panic("missing beginbfrange")
 			}
+			n = min(n, stk.Len()/3) // patentsvc: a count is at most the entries given
 			for i := 0; i < n; i++ {
 				dst, srcHi, srcLo := stk.Pop(), stk.Pop().RawString(), stk.Pop().RawString()
 				m.bfrange = append(m.bfrange, bfrange{srcLo, srcHi, dst})

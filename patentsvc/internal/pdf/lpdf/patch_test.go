@@ -9,7 +9,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
 	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
@@ -69,13 +68,9 @@ func TestHeaderBounds(t *testing.T) {
 		{"xref stream with a 100-byte field", bytes.Replace(pdftest.XrefSize(3), []byte("/W [1 4 1]"), []byte("/W [1 100 1]"), 1), "invalid W array"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
 			_, err := lpdf.NewReader(bytes.NewReader(tt.data), int64(len(tt.data)))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("NewReader = %v, want an error about %q", err, tt.want)
-			}
-			if took := time.Since(start); took > time.Second {
-				t.Errorf("took %v", took)
 			}
 		})
 	}

@@ -102,6 +102,9 @@ const (
 	// MaxObjects is the most objects a cross-reference section may declare
 	// or number (an entry takes 32 bytes of memory).
 	MaxObjects = 1 << 20
+	// maxExtends is the longest chain of object streams (Extends) followed
+	// to find an object; a chain that loops is one.
+	maxExtends = 64
 	// maxFieldWidth is the widest field of a cross-reference stream entry
 	// (W), in bytes; decodeInt reads at most 8.
 	maxFieldWidth = 8
@@ -809,8 +812,12 @@ func (r *Reader) resolve(parent objptr, x interface{}) Value {
 		var obj object
 		if xref.inStream {
 			strm := r.resolve(parent, xref.stream)
+			hops := 0 // patentsvc: an Extends chain is followed maxExtends streams at most
 		Search:
 			for {
+				if hops++; hops > maxExtends {
+					panic("object stream Extends chain too long")
+				}
 				if strm.Kind() != Stream {
 					panic("not a stream")
 				}
@@ -825,7 +832,11 @@ func (r *Reader) resolve(parent objptr, x interface{}) Value {
 				b := newBuffer(strm.Reader(), 0)
 				b.allowEOF = true
 				for i := 0; i < n; i++ {
-					id, _ := b.readToken().(int64)
+					t := b.readToken()
+					if t == io.EOF { // patentsvc: the stream's end ends the search (N alone looped up to 2^63 times)
+						break
+					}
+					id, _ := t.(int64)
 					off, _ := b.readToken().(int64)
 					if uint32(id) == ptr.id {
 						b.seekForward(first + off)

@@ -162,7 +162,13 @@ func ObjectStreams(pages, padding int) []byte {
 	normal := []string{"<< /Type /Catalog /Pages 2 0 R >>",
 		fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), pages), font,
 		Stream("BT /F1 10 Tf 72 700 Td (A page.) Tj ET"), objStm}
+	return withObjectStream(normal, 5, len(inStream))
+}
 
+// withObjectStream writes the objects normal (numbered from 1) with a
+// cross-reference stream (the next number, W [1 8 2]), whose entries put
+// the inStream objects after it in the object stream objStm, in order.
+func withObjectStream(normal []string, objStm, inStream int) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.7\n")
 	offsets := make([]int, len(normal))
@@ -170,9 +176,8 @@ func ObjectStreams(pages, padding int) []byte {
 		offsets[i] = b.Len()
 		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
 	}
-	// The cross-reference stream: W [1 8 2], one entry per object 0..last.
 	xrefAt := b.Len()
-	size := filler + len(inStream)
+	self := len(normal) + 1
 	var entries bytes.Buffer
 	entry := func(typ byte, field2 uint64, field3 uint16) {
 		entries.WriteByte(typ)
@@ -186,14 +191,54 @@ func ObjectStreams(pages, padding int) []byte {
 	for _, off := range offsets {
 		entry(1, uint64(off), 0)
 	}
-	entry(1, uint64(xrefAt), 0) // 6: the cross-reference stream itself
+	entry(1, uint64(xrefAt), 0) // the cross-reference stream itself
 	for i := range inStream {
-		entry(2, 5, uint16(i)) // in object stream 5, at index i
+		entry(2, uint64(objStm), uint16(i))
 	}
-	fmt.Fprintf(&b, "6 0 obj\n<< /Type /XRef /Size %d /W [1 8 2] /Root 1 0 R /Length %d >>\nstream\n", size, entries.Len())
+	fmt.Fprintf(&b, "%d 0 obj\n<< /Type /XRef /Size %d /W [1 8 2] /Root 1 0 R /Length %d >>\nstream\n", self, self+1+inStream, entries.Len())
 	b.Write(entries.Bytes())
 	fmt.Fprintf(&b, "\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n", xrefAt)
 	return b.Bytes()
+}
+
+// ObjectStreamCount is a one-page document whose page is kept in an
+// object stream that is empty but declares n objects (/N): a reader that
+// looks for the page among n entries without watching the stream's end
+// loops n times.
+func ObjectStreamCount(n int64) []byte {
+	return withObjectStream([]string{"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [6 0 R] /Count 1 >>", font,
+		fmt.Sprintf("<< /Type /ObjStm /N %d /First 1 /Length 0 >>\nstream\n\nendstream", n)}, 4, 1)
+}
+
+// ObjectStreamLoop is ObjectStreamCount with an object stream of one
+// entry that extends itself (/Extends): a reader that follows the chain
+// to find the page never ends.
+func ObjectStreamLoop() []byte {
+	return withObjectStream([]string{"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [6 0 R] /Count 1 >>", font,
+		"<< /Type /ObjStm /N 1 /First 1 /Extends 4 0 R /Length 0 >>\nstream\n\nendstream"}, 4, 1)
+}
+
+// CMapCount is a one-page document of text whose font's character map
+// (ToUnicode) announces n mappings of each kind and gives one range (the
+// printable ASCII, as itself): a reader that trusts the counts makes n
+// entries from nothing, one that does not reads the page.
+func CMapCount(n int64) []byte {
+	cmap := fmt.Sprintf("/CIDInit /ProcSet findresource begin 12 dict begin begincmap 1 begincodespacerange <00> <ff> endcodespacerange\n"+
+		"%d beginbfchar endbfchar\n%d beginbfrange <20> <7e> <0020> endbfrange\nendcmap CMapName currentdict /CMap defineresource pop end end", n, n)
+	return Doc("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>",
+		page("5 0 R"), Stream(string(textOps(4000))), Stream(cmap))
+}
+
+// PageDAG is a document whose page tree is depth levels of nodes, each
+// listing the next one twice, above a node that is no page: 2^depth paths
+// to walk and not a page among them.
+func PageDAG(depth int) []byte {
+	objects := []string{"<< /Type /Catalog /Pages 2 0 R >>"}
+	for i := range depth {
+		objects = append(objects, fmt.Sprintf("<< /Type /Pages /Kids [%d 0 R %d 0 R] /Count 1 >>", i+3, i+3))
+	}
+	return Doc(append(objects, "<< /Type /Pages >>")...)
 }
 
 // XrefSize is a document whose cross-reference stream declares size
