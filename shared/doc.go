@@ -13,6 +13,10 @@
 //     OpenTelemetry tracing: SetupTracing from the OTEL_* variables, server
 //     spans (TracingScope, through requestid.Middleware) and client spans
 //     (TracingTransport).
+//   - reqbody: request bodies whose read fails for the client's fault
+//     answered 400 (httperr.BodyError), and a request framed by both
+//     Content-Length and Transfer-Encoding refused with its connection
+//     closed (the connection notes net/http does not keep).
 //   - route: route middleware applied once, at registration, not by Echo
 //     on every request.
 //   - graceful: serving an http.Server until a context ends, then draining it.

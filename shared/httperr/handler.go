@@ -36,6 +36,11 @@ func NewHandler(logger *slog.Logger, classify Classifier, render Renderer) echo.
 			return
 		}
 		e := Classify(err, classify)
+		if _, ok := errors.AsType[*BodyError](err); ok {
+			// The rest of the connection's bytes cannot be framed: close it
+			// after this answer (net/http honours the header).
+			c.Response().Header().Set(echo.HeaderConnection, "close")
+		}
 		if logged(e) {
 			requestid.Logger(c.Request().Context(), logger).Error("request failed",
 				"route", c.Path(), "status", e.Status, "err", redact.Text(err.Error()))
@@ -64,10 +69,15 @@ func logged(e *Error) bool {
 	return e.Status >= http.StatusInternalServerError && e.Status != http.StatusServiceUnavailable
 }
 
-// Classify turns any error into an *Error: an *Error in the chain is used as
-// it is, an *echo.HTTPError is translated, classify gets the rest, and what
-// classify does not know becomes 500 INTERNAL_ERROR.
+// Classify turns any error into an *Error: a *BodyError anywhere in the
+// chain is the client's 400, whatever wraps it (a handler that turned its
+// failed read into a 500, or a decoder's message); then an *Error in the
+// chain is used as it is, an *echo.HTTPError is translated, classify gets
+// the rest, and what classify does not know becomes 500 INTERNAL_ERROR.
 func Classify(err error, classify Classifier) *Error {
+	if be, ok := errors.AsType[*BodyError](err); ok {
+		return Wrap(be, http.StatusBadRequest, be.message())
+	}
 	if e := As(err); e != nil {
 		return e
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -84,6 +86,13 @@ func TestHandler(t *testing.T) {
 		// A classified 5xx is a failure too: its cause is logged.
 		{"upstream failure is logged", "GET", "/x", "", fmt.Errorf("%w: decode: status 503", errUpstream), 500, "UPSTREAM_ERROR", "the upstream failed", true, true},
 		{"upstream 502 is logged", "GET", "/x", "", httperr.Wrap(errors.New("gateway: status 500"), 502, "bad gateway"), 502, "UPSTREAM_ERROR", "bad gateway", true, true},
+		// A body the client broke is its 400, whatever a handler made of it.
+		{"broken body inside a 500", "GET", "/x", "", httperr.Wrap(&httperr.BodyError{Err: io.ErrUnexpectedEOF}, 500, "read failed"), 400, "BAD_REQUEST",
+			"the request body ended before it was complete (shorter than its Content-Length, or a chunk cut off)", false, true},
+		{"body stopped arriving", "GET", "/x", "", fmt.Errorf("decode: %w", &httperr.BodyError{Err: os.ErrDeadlineExceeded}), 400, "BAD_REQUEST",
+			"the request body stopped arriving before it was complete", false, true},
+		{"malformed chunks", "GET", "/x", "", &httperr.BodyError{Err: errors.New("http chunk length too large")}, 400, "BAD_REQUEST",
+			"the request body could not be read: malformed chunked encoding", false, true},
 		// A 503 is a refusal by design, not a failure.
 		{"503 is not logged", "GET", "/x", "", fmt.Errorf("submit: %w", errRefused), 503, "SERVICE_UNAVAILABLE", "shutting down", false, true},
 	} {
@@ -117,6 +126,9 @@ func TestHandler(t *testing.T) {
 			}
 			if got := strings.Contains(logs.String(), "request failed"); got != tt.logged {
 				t.Errorf("logged = %v, want %v (logs: %s)", got, tt.logged, logs.String())
+			}
+			if _, isBody := errors.AsType[*httperr.BodyError](tt.err); isBody != (rec.Header().Get("Connection") == "close") {
+				t.Errorf("Connection: %q for a body error %v", rec.Header().Get("Connection"), isBody)
 			}
 			if strings.Contains(rec.Body.String(), "hunter2") || strings.Contains(rec.Body.String(), "secret internals") {
 				t.Errorf("internal detail leaked to the client: %s", rec.Body)

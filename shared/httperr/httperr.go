@@ -14,6 +14,7 @@ package httperr
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 )
 
@@ -76,6 +77,44 @@ func (e *Error) Error() string {
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// BodyError is a request body that could not be read for the client's
+// fault: a malformed chunk, a body shorter than its Content-Length, a body
+// that stopped arriving. Guarded request bodies (shared/reqbody) return it
+// from Read; Classify answers it 400 whatever a handler wrapped it in, so
+// that how a body-read failure is answered is decided here, once, for
+// every handler of both services (decisions.md, "Both services: hostile
+// input answered, never a 5xx"), and NewHandler closes the connection
+// after the answer: its framing can no longer be trusted.
+type BodyError struct {
+	Err error // the read's own error (io.ErrUnexpectedEOF, a chunk error, a timeout)
+}
+
+// Error implements error.
+func (e *BodyError) Error() string { return "request body: " + e.Err.Error() }
+
+// Unwrap returns the read's error.
+func (e *BodyError) Unwrap() error { return e.Err }
+
+// Timeout reports whether the body stopped arriving (the server's read
+// deadline passed) rather than arriving malformed.
+func (e *BodyError) Timeout() bool {
+	var t interface{ Timeout() bool }
+	return errors.As(e.Err, &t) && t.Timeout()
+}
+
+// message is what the client is told: the kind of fault, not the reader's
+// internals.
+func (e *BodyError) message() string {
+	switch {
+	case e.Timeout():
+		return "the request body stopped arriving before it was complete"
+	case errors.Is(e.Err, io.ErrUnexpectedEOF):
+		return "the request body ended before it was complete (shorter than its Content-Length, or a chunk cut off)"
+	default:
+		return "the request body could not be read: malformed chunked encoding"
+	}
+}
 
 // As returns the *Error in err's chain, or nil.
 func As(err error) *Error {

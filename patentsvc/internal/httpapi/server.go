@@ -21,6 +21,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
 	"github.com/gatewayapis/shared/httperr"
 	"github.com/gatewayapis/shared/observe"
+	"github.com/gatewayapis/shared/reqbody"
 	"github.com/gatewayapis/shared/requestid"
 	"github.com/gatewayapis/shared/route"
 )
@@ -132,6 +133,7 @@ func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analy
 		requestid.Middleware(logger, observe.TracingScope()),
 		observe.Middleware(logger, observe.NewMetrics(reg)),
 		observe.Recover(logger),
+		reqbody.Middleware(), // before the routes' body limits: a body's faults are the client's 400, its size the limit's 413
 	}
 	registerMetrics(reg, limits)
 	// Body limits are set where the routes are declared (routes.go).

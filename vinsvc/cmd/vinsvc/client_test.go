@@ -18,7 +18,7 @@ import (
 func TestGeneratedClient(t *testing.T) {
 	up := vpictest.New(t)
 	base, _, logs := start(t, map[string]string{
-		"APP_ENV": "production", "PROXY_SECRET": "client-secret", "VPIC_BASE_URL": up.BaseURL(),
+		"APP_ENV": "production", "PROXY_SECRET": "client-proxy-secret", "VPIC_BASE_URL": up.BaseURL(),
 		"CACHE_PATH": filepath.Join(t.TempDir(), "vincache.db"), "UPSTREAM_CHECK_INTERVAL": "1h",
 		"VPIC_SNAPSHOT_MODE": "off",
 	})
@@ -28,7 +28,7 @@ func TestGeneratedClient(t *testing.T) {
 	}
 	ctx := context.Background()
 	secret := func(_ context.Context, req *http.Request) error {
-		req.Header.Set("X-Gateway-Proxy-Secret", "client-secret")
+		req.Header.Set("X-Gateway-Proxy-Secret", "client-proxy-secret")
 		return nil
 	}
 

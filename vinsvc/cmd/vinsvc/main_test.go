@@ -108,10 +108,10 @@ func TestRunEndToEnd(t *testing.T) {
 	up := vpictest.New(t)
 	dbPath := filepath.Join(t.TempDir(), "data", "vincache.db")
 	base, stop, logs := start(t, map[string]string{
-		"APP_ENV": "production", "PROXY_SECRET": "e2e-secret", "VPIC_BASE_URL": up.BaseURL(),
+		"APP_ENV": "production", "PROXY_SECRET": "e2e-proxy-secret-16", "VPIC_BASE_URL": up.BaseURL(),
 		"CACHE_PATH": dbPath, "UPSTREAM_CHECK_INTERVAL": "1h",
 	})
-	auth := map[string]string{"X-Gateway-Proxy-Secret": "e2e-secret", "X-Gateway-Subscription": "PRO", "X-Gateway-User": "e2e"}
+	auth := map[string]string{"X-Gateway-Proxy-Secret": "e2e-proxy-secret-16", "X-Gateway-Subscription": "PRO", "X-Gateway-User": "e2e"}
 
 	resp, _ := get(t, base+"/v1/decode?vin="+vpictest.VINHondaAccord, nil)
 	if resp.StatusCode != http.StatusForbidden {
@@ -155,7 +155,7 @@ func TestRunEndToEnd(t *testing.T) {
 	if !strings.Contains(logs.String(), `"msg":"vinsvc stopped"`) {
 		t.Errorf("no clean stop logged:\n%s", logs)
 	}
-	if strings.Contains(logs.String(), "e2e-secret") {
+	if strings.Contains(logs.String(), "e2e-proxy-secret-16") {
 		t.Error("logs contain the proxy secret")
 	}
 
@@ -172,8 +172,9 @@ func TestRunEndToEnd(t *testing.T) {
 
 func TestRunRefusesBadConfig(t *testing.T) {
 	for name, env := range map[string]map[string]string{
-		"production without secret": {"APP_ENV": "production"},
-		"bad ttl":                   {"CACHE_TTL": "forever"},
+		"production without secret":         {"APP_ENV": "production"},
+		"production with a one-byte secret": {"APP_ENV": "production", "PROXY_SECRET": "x"},
+		"bad ttl":                           {"CACHE_TTL": "forever"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -181,7 +182,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 			if err == nil {
 				t.Fatal("run started, want a configuration error")
 			}
-			if name == "production without secret" && !strings.Contains(err.Error(), "PROXY_SECRET") {
+			if strings.HasPrefix(name, "production") && !strings.Contains(err.Error(), "PROXY_SECRET") {
 				t.Errorf("error = %v, want it to name PROXY_SECRET", err)
 			}
 		})

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 }
 
 // replicaSecret is the proxy secret of the replica tests.
-const replicaSecret = "replica-secret"
+const replicaSecret = "replica-proxy-secret"
 
 // startReplicas starts n vinsvc processes with env (plus a port and a
 // cache file each) and returns their base URLs; they are stopped with

@@ -27,14 +27,14 @@ func TestRunTracing(t *testing.T) {
 	recv := otlptest.NewReceiver(t)
 	up := vpictest.New(t)
 	base, stop, logs := start(t, map[string]string{
-		"APP_ENV": "production", "PROXY_SECRET": "e2e-secret", "VPIC_BASE_URL": up.BaseURL(),
+		"APP_ENV": "production", "PROXY_SECRET": "e2e-proxy-secret-16", "VPIC_BASE_URL": up.BaseURL(),
 		"CACHE_PATH": filepath.Join(t.TempDir(), "vincache.db"), "UPSTREAM_CHECK_INTERVAL": "1h",
 		"VPIC_SNAPSHOT_MODE":          "off",
 		"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL,
 		"OTEL_BSP_SCHEDULE_DELAY":     "100",
 	})
 	resp, body := get(t, base+"/v1/decode?vin="+vpictest.VINHondaAccord, map[string]string{
-		"X-Gateway-Proxy-Secret": "e2e-secret", "X-Gateway-Subscription": "PRO", "X-Gateway-User": "e2e",
+		"X-Gateway-Proxy-Secret": "e2e-proxy-secret-16", "X-Gateway-Subscription": "PRO", "X-Gateway-User": "e2e",
 		"traceparent": "00-" + gatewayTraceID + "-" + gatewaySpanID + "-01",
 	})
 	if resp.StatusCode != 200 || resp.Header.Get("X-Cache") != "MISS" {
@@ -148,12 +148,12 @@ func TestRunTracing(t *testing.T) {
 func TestRunTracingOff(t *testing.T) {
 	up := vpictest.New(t)
 	base, stop, logs := start(t, map[string]string{
-		"APP_ENV": "production", "PROXY_SECRET": "e2e-secret", "VPIC_BASE_URL": up.BaseURL(),
+		"APP_ENV": "production", "PROXY_SECRET": "e2e-proxy-secret-16", "VPIC_BASE_URL": up.BaseURL(),
 		"CACHE_PATH": filepath.Join(t.TempDir(), "vincache.db"), "UPSTREAM_CHECK_INTERVAL": "1h",
 		"VPIC_SNAPSHOT_MODE": "off",
 	})
 	resp, body := get(t, base+"/v1/decode?vin="+vpictest.VINHondaAccord, map[string]string{
-		"X-Gateway-Proxy-Secret": "e2e-secret", "X-Gateway-Subscription": "PRO", "X-Gateway-User": "e2e",
+		"X-Gateway-Proxy-Secret": "e2e-proxy-secret-16", "X-Gateway-Subscription": "PRO", "X-Gateway-User": "e2e",
 		"traceparent": "00-" + gatewayTraceID + "-" + gatewaySpanID + "-01",
 	})
 	if resp.StatusCode != 200 {

@@ -21,6 +21,12 @@ import (
 // DevProxySecret is the proxy secret used in development when none is set.
 const DevProxySecret = "dev-proxy-secret"
 
+// MinProxySecret is the shortest PROXY_SECRET (and PROXY_SECRET_PREVIOUS)
+// accepted outside development (decisions.md, "Both services: hostile
+// input answered, never a 5xx"): a secret anyone can guess lets them past
+// the gateway, as a short JWT_SECRET does in patentsvc.
+const MinProxySecret = 16
+
 // Development is the APP_ENV value that relaxes the secret rules.
 const Development = "development"
 
@@ -92,9 +98,9 @@ var settings = []setting{
 		func(c *Config, v string) error { return intIn(&c.Port, v, 1, 65535) }},
 	{"LOG_LEVEL", "info", "`debug`, `info`, `warn` or `error`.", false,
 		func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
-	{"PROXY_SECRET", "", "Value expected in `X-Gateway-Proxy-Secret` on `/v1/decode` and `/v1/batch`, compared in constant time. Required unless `APP_ENV=development`, where it falls back to `" + DevProxySecret + "` with a warning.", true,
+	{"PROXY_SECRET", "", "Value expected in `X-Gateway-Proxy-Secret` on `/v1/decode` and `/v1/batch`, compared in constant time. Required unless `APP_ENV=development`, where it falls back to `" + DevProxySecret + "` with a warning; outside development a secret shorter than 16 bytes stops start-up.", true,
 		func(c *Config, v string) error { c.ProxySecret = Secret(v); return nil }},
-	{"PROXY_SECRET_PREVIOUS", "", "A second accepted proxy secret, for rotating `PROXY_SECRET` without downtime (docs/operations.md); empty when not rotating.", true,
+	{"PROXY_SECRET_PREVIOUS", "", "A second accepted proxy secret, for rotating `PROXY_SECRET` without downtime (docs/operations.md); empty when not rotating. Same length rule as `PROXY_SECRET` outside development.", true,
 		func(c *Config, v string) error { c.ProxySecretPrevious = Secret(v); return nil }},
 	{"VPIC_BASE_URL", "https://vpic.nhtsa.dot.gov/api/vehicles", "The vPIC API base URL (tests point it at a local fake).", false,
 		func(c *Config, v string) error { return httpURL(&c.VPICBaseURL, v) }},
@@ -159,6 +165,11 @@ func Load(getenv func(string) string) (Config, error) {
 		} else {
 			errs = append(errs, fmt.Errorf("PROXY_SECRET: required when APP_ENV is %q (only %q may run without it)", c.AppEnv, Development))
 		}
+	} else if n := len(c.ProxySecret); c.AppEnv != Development && n < MinProxySecret {
+		errs = append(errs, fmt.Errorf("PROXY_SECRET: %d bytes is too short when APP_ENV is %q; use at least %d", n, c.AppEnv, MinProxySecret))
+	}
+	if n := len(c.ProxySecretPrevious); n > 0 && c.AppEnv != Development && n < MinProxySecret {
+		errs = append(errs, fmt.Errorf("PROXY_SECRET_PREVIOUS: %d bytes is too short when APP_ENV is %q; use at least %d", n, c.AppEnv, MinProxySecret))
 	}
 	if c.Demo && c.AppEnv != Development {
 		errs = append(errs, fmt.Errorf("DEMO: only make demo sets it, with APP_ENV=%q (APP_ENV is %q)", Development, c.AppEnv))

@@ -55,14 +55,14 @@ func TestLoadDefaults(t *testing.T) {
 
 func TestLoadValues(t *testing.T) {
 	c, err := config.Load(env(map[string]string{
-		"APP_ENV": "production", "PROXY_SECRET": "s3cret", "PORT": "9090", "CACHE_TTL": "24h",
+		"APP_ENV": "production", "PROXY_SECRET": "s3cret-s3cret-s3cret", "PORT": "9090", "CACHE_TTL": "24h",
 		"UPSTREAM_MAX_RPS": "2.5", "RATE_LIMITS": "off", "LOG_LEVEL": "debug", "VPIC_BASE_URL": "http://127.0.0.1:1234/api/vehicles/",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Port != 9090 || c.CacheTTL != 24*time.Hour || c.UpstreamMaxRPS != 2.5 || c.RateLimits != nil ||
-		c.LogLevel != slog.LevelDebug || c.ProxySecret.Reveal() != "s3cret" || c.ProxySecretDefaulted ||
+		c.LogLevel != slog.LevelDebug || c.ProxySecret.Reveal() != "s3cret-s3cret-s3cret" || c.ProxySecretDefaulted ||
 		c.VPICBaseURL != "http://127.0.0.1:1234/api/vehicles" {
 		t.Errorf("Load = %+v", c)
 	}
@@ -76,6 +76,9 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"production without secret", map[string]string{"APP_ENV": "production"}, []string{"PROXY_SECRET", "required"}},
 		{"staging without secret", map[string]string{"APP_ENV": "staging"}, []string{"PROXY_SECRET"}},
+		{"production with a one-byte secret", map[string]string{"APP_ENV": "production", "PROXY_SECRET": "x"}, []string{"PROXY_SECRET: 1 bytes is too short", "at least 16"}},
+		{"production with a 15-byte secret", map[string]string{"APP_ENV": "production", "PROXY_SECRET": "fifteen-bytes!!"}, []string{"PROXY_SECRET: 15 bytes"}},
+		{"production with a short previous secret", map[string]string{"APP_ENV": "production", "PROXY_SECRET": "sixteen-bytes-ok", "PROXY_SECRET_PREVIOUS": "old"}, []string{"PROXY_SECRET_PREVIOUS: 3 bytes"}},
 		{"bad duration", map[string]string{"CACHE_TTL": "9x"}, []string{`CACHE_TTL: invalid value "9x"`}},
 		{"negative duration", map[string]string{"UPSTREAM_TIMEOUT": "-1s"}, []string{"UPSTREAM_TIMEOUT", "positive"}},
 		{"bad port", map[string]string{"PORT": "http"}, []string{"PORT"}},
@@ -167,5 +170,17 @@ func TestDocUpToDate(t *testing.T) {
 	}
 	if string(got) != want {
 		t.Errorf("%s is out of date; run go test ./internal/config -update", path)
+	}
+}
+
+// TestProxySecretLength checks the length rule's edges: 16 bytes start in
+// production, and development keeps any secret (a local gateway's).
+func TestProxySecretLength(t *testing.T) {
+	for _, tt := range []struct {
+		env, secret string
+	}{{"production", "sixteen-bytes-ok"}, {"development", "x"}} {
+		if _, err := config.Load(env(map[string]string{"APP_ENV": tt.env, "PROXY_SECRET": tt.secret})); err != nil {
+			t.Errorf("APP_ENV=%s, %d-byte secret: %v, want it accepted", tt.env, len(tt.secret), err)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gatewayapis/shared/httperr"
 	"github.com/gatewayapis/shared/observe"
+	"github.com/gatewayapis/shared/reqbody"
 	"github.com/gatewayapis/shared/requestid"
 	"github.com/gatewayapis/shared/route"
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
@@ -89,6 +90,7 @@ func NewServer(logger *slog.Logger, proxySecrets []string, dec Decoder, store St
 		requestid.Middleware(logger, observe.TracingScope()),
 		observe.Middleware(logger, observe.NewMetrics(reg)),
 		observe.Recover(logger),
+		reqbody.Middleware(), // before the limit: a body's faults are the client's 400, its size the limit's 413
 		middleware.BodyLimit(BodyLimit),
 		httperr.RejectOptions(false), // no CORS: every OPTIONS is a wrong method
 	)
