@@ -5,15 +5,20 @@
 //   - Tokens are HS256 JWTs and nothing else is accepted: the parser is
 //     told the only valid method, so "alg: none" and algorithm swaps fail.
 //   - Claims are sub (the user id as a string), email, role, typ ("access"
-//     or "refresh"), iat, exp and jti. An access token is never accepted
-//     where a refresh token is expected, nor the reverse.
+//     or "refresh"), iat, exp, jti and ver (the user's token version). An
+//     access token is never accepted where a refresh token is expected,
+//     nor the reverse.
 //   - A token says who the caller is, not what they may do: Authenticate
 //     re-reads the user on every request, so a deleted user is rejected at
 //     once and a role change applies to the next request.
 //   - A refresh token can be exchanged once; presenting it again revokes
-//     every token of its user: the refresh tokens (the store records their
-//     ids) and the access tokens (the user's token version goes up, and an
-//     access token carries the version it was issued under, in "ver").
+//     every token of its user issued up to that moment: the user's token
+//     version goes up, and every token carries the version it was issued
+//     under ("ver"), which Authenticate and Refresh require to be the
+//     user's current one. The store also marks the user's refresh tokens
+//     used, which can miss a pair being issued to a racing presentation
+//     of the same token; the version ends that pair too (see Refresh;
+//     decisions.md, "Both services: hostile input answered, never a 5xx").
 //   - Logging in with an unknown email costs the same bcrypt comparison as
 //     a wrong password, so response times do not reveal which emails exist.
 package auth
@@ -34,8 +39,8 @@ import (
 
 // Errors. Both are answered with 401.
 var (
-	// ErrInvalidToken: a missing, malformed, expired, wrongly signed or
-	// wrong-type token, or one whose user no longer exists.
+	// ErrInvalidToken: a missing, malformed, expired, wrongly signed,
+	// wrong-type or revoked token, or one whose user no longer exists.
 	ErrInvalidToken = errors.New("invalid or expired token")
 	// ErrBadCredentials: the email or the password is wrong.
 	ErrBadCredentials = errors.New("invalid email or password")
@@ -122,7 +127,8 @@ func (s *Service) Login(ctx context.Context, email, password string) (Tokens, er
 
 // Refresh exchanges a refresh token for a new pair. The old refresh token
 // stops working. Returns ErrInvalidToken for anything but an unused, valid
-// refresh token of an existing user.
+// refresh token of an existing user, issued under the user's current token
+// version (not revoked since).
 func (s *Service) Refresh(ctx context.Context, refreshToken string) (Tokens, error) {
 	c, err := s.Parse(refreshToken, TypeRefresh)
 	if err != nil {
@@ -138,6 +144,14 @@ func (s *Service) Refresh(ctx context.Context, refreshToken string) (Tokens, err
 	u, err := s.user(ctx, uid)
 	if err != nil {
 		return Tokens{}, err
+	}
+	// The version, not the row, is what a revocation guarantees: a replay
+	// detected while this exchange runs raises it, but may mark the user's
+	// refresh tokens used before issue saves the new one. Raised before
+	// the read above, it refuses this token here; after, the pair below is
+	// signed with the old version, which Authenticate and Refresh refuse.
+	if c.Version != u.TokenVersion {
+		return Tokens{}, fmt.Errorf("%w: revoked (token version %d, user's %d)", ErrInvalidToken, c.Version, u.TokenVersion)
 	}
 	return s.issue(ctx, u)
 }

@@ -31,9 +31,9 @@ type User struct {
 	Role         Role
 	PasswordHash []byte
 	CreatedAt    time.Time
-	// TokenVersion is raised to revoke every access token the user holds
-	// (a refresh-token replay); access tokens carry the version they were
-	// issued under.
+	// TokenVersion is raised to revoke every token the user holds (a
+	// refresh-token replay); access and refresh tokens carry the version
+	// they were issued under, and only the current one is accepted.
 	TokenVersion int
 }
 

@@ -224,9 +224,12 @@ func (s *Store) UseRefreshToken(ctx context.Context, jti string) (int64, error) 
 	return userID, nil
 }
 
-// revokeTokens ends every token of the user at once: its unused refresh
-// tokens are marked used, and its token version goes up, which every
-// access token issued before no longer matches.
+// revokeTokens ends every token of the user at once: its token version
+// goes up, which every token issued before no longer matches (auth checks
+// it on access and refresh tokens alike), and its unused refresh tokens are
+// marked used. The marking can miss a refresh token saved concurrently (a
+// racing exchange of the replayed token); that one carries the old version,
+// so auth refuses it all the same.
 func (s *Store) revokeTokens(ctx context.Context, userID int64, now time.Time) error {
 	return s.inTx(ctx, func(tx *gorm.DB) error {
 		if err := tx.Model(&refreshTokenRow{}).Where("user_id = ? AND used_at IS NULL", userID).
