@@ -20,7 +20,8 @@ FUZZ_TARGETS := \
 	vinsvc:./internal/vin/:FuzzParse vinsvc:./internal/vpic/:FuzzParse vinsvc:./internal/cache/:FuzzRecord \
 	vinsvc:./internal/httpapi/:FuzzParseBatchBody vinsvc:./internal/httpapi/:FuzzAppendResult vinsvc:./internal/vpicdb/:FuzzDecode \
 	vinsvc:./internal/httpapi/:FuzzDecodeQuery vinsvc:./internal/cluster/:FuzzDecodeEntry \
-	shared:./observe/:FuzzAccessLine shared:./observe/:FuzzJSONFloat \
+	vinsvc:./internal/httpapi/:FuzzRequestBody patentsvc:./internal/httpapi/:FuzzRequestBody \
+	shared:./observe/:FuzzAccessLine shared:./observe/:FuzzJSONFloat shared:./reqbody/:FuzzFramer \
 	patentsvc:./internal/patent/:FuzzParseCompanyName patentsvc:./internal/auth/:FuzzParse \
 	patentsvc:./internal/pdf/:FuzzExtract patentsvc:./internal/serpapi/:FuzzParseAnswer \
 	patentsvc:./internal/llm/:FuzzParseCompletion patentsvc:./internal/llm/:FuzzGatewayMessage \
@@ -173,9 +174,9 @@ bench-wrk: ## cache-hit decode under wrk: vinsvc (limits, Redis, tracing at 0.1 
 	$(ensure-snapshot)
 	tools/bench-wrk.sh
 
-fuzz: ## run every fuzz target for FUZZTIME each (default 30s)
+fuzz: ## run every fuzz target for FUZZTIME each (default 30s), with the race detector
 	@set -e; for t in $(FUZZ_TARGETS); do m=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; fn=$${rest#*:}; \
-		echo "== fuzz $$m $$pkg $$fn"; (cd $$m && TEST_VPIC_SNAPSHOT=$(abspath $(VPIC_SNAPSHOT_PATH)) go test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg); done
+		echo "== fuzz $$m $$pkg $$fn"; (cd $$m && TEST_VPIC_SNAPSHOT=$(abspath $(VPIC_SNAPSHOT_PATH)) go test -race -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg); done
 
 cover: ## test with coverage; writes coverage-<module>.out
 	@set -e; for m in $(MODULES); do (cd $$m && go test -count=1 -coverprofile=../coverage-$$m.out ./... && go tool cover -func=../coverage-$$m.out | tail -1); done
