@@ -2,6 +2,7 @@ package reqbody
 
 import (
 	"bytes"
+	"hash/maphash"
 	"strconv"
 )
 
@@ -139,11 +140,14 @@ func (f *framer) header(line []byte, size int, n *notes) {
 			f.size = 0 // a blank line between requests
 			return
 		}
-		f.started, f.line, f.length = true, hashBytes(fnvOffset, line), 0
+		f.started, f.line, f.length = true, maphash.Bytes(n.seed, line), 0
 		f.http10 = bytes.HasSuffix(line, []byte(" HTTP/1.0"))
 		return
 	}
 	if len(line) > 0 {
+		if c := line[0] | 0x20; c != 'c' && c != 't' {
+			return // neither framing header: most lines stop here
+		}
 		name, value, ok := bytes.Cut(line, []byte{':'})
 		if !ok {
 			return // net/http refuses the request; the framer follows on regardless
