@@ -1502,6 +1502,11 @@ type ClientInterface interface {
 	//
 	// Only non-cached analyses, ordered by timestamp and then id, both
 	// descending, keyset-paged: a page starts strictly after its cursor.
+	// A page is bounded by bytes as well as by `limit`: it ends before the
+	// analysis whose `response` would take the page's answers past 4 MiB
+	// (it always holds at least one analysis, however long). So a page may
+	// hold fewer than `limit` items while `next_cursor` is not null: follow
+	// `next_cursor` until it is null to get every analysis exactly once.
 	//
 	// Corresponds with GET /analyze/batch (the `ListAnalyses` operationId).
 	ListAnalyses(ctx context.Context, params *ListAnalysesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1700,6 +1705,12 @@ type ClientInterface interface {
 	// ListJobs Jobs, newest first
 	//
 	// Ordered by `created_at` and then `job_id`, both descending, keyset-paged.
+	// A page is bounded by bytes as well as by `limit`: it ends before the
+	// job whose stored result (a whole batch's analyses), request and error
+	// would take the page past 4 MiB (it always holds at least one job,
+	// however big). So a page may hold fewer than `limit` items while
+	// `next_cursor` is not null: follow `next_cursor` until it is null to
+	// get every job exactly once.
 	// A job belongs to the user who submitted it: a user lists their own
 	// jobs only; an admin lists every user's, or one user's with `user_id`.
 	// Jobs of a user an admin deleted stay, listed for admins.
@@ -2043,6 +2054,11 @@ func (c *Client) GetTrends(ctx context.Context, params *GetTrendsParams, reqEdit
 //
 // Only non-cached analyses, ordered by timestamp and then id, both
 // descending, keyset-paged: a page starts strictly after its cursor.
+// A page is bounded by bytes as well as by `limit`: it ends before the
+// analysis whose `response` would take the page's answers past 4 MiB
+// (it always holds at least one analysis, however long). So a page may
+// hold fewer than `limit` items while `next_cursor` is not null: follow
+// `next_cursor` until it is null to get every analysis exactly once.
 //
 // Corresponds with GET /analyze/batch (the `ListAnalyses` operationId).
 func (c *Client) ListAnalyses(ctx context.Context, params *ListAnalysesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2411,6 +2427,12 @@ func (c *Client) Health(ctx context.Context, params *HealthParams, reqEditors ..
 // ListJobs Jobs, newest first
 //
 // Ordered by `created_at` and then `job_id`, both descending, keyset-paged.
+// A page is bounded by bytes as well as by `limit`: it ends before the
+// job whose stored result (a whole batch's analyses), request and error
+// would take the page past 4 MiB (it always holds at least one job,
+// however big). So a page may hold fewer than `limit` items while
+// `next_cursor` is not null: follow `next_cursor` until it is null to
+// get every job exactly once.
 // A job belongs to the user who submitted it: a user lists their own
 // jobs only; an admin lists every user's, or one user's with `user_id`.
 // Jobs of a user an admin deleted stay, listed for admins.
@@ -4527,6 +4549,11 @@ type ClientWithResponsesInterface interface {
 	//
 	// Only non-cached analyses, ordered by timestamp and then id, both
 	// descending, keyset-paged: a page starts strictly after its cursor.
+	// A page is bounded by bytes as well as by `limit`: it ends before the
+	// analysis whose `response` would take the page's answers past 4 MiB
+	// (it always holds at least one analysis, however long). So a page may
+	// hold fewer than `limit` items while `next_cursor` is not null: follow
+	// `next_cursor` until it is null to get every analysis exactly once.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4739,6 +4766,12 @@ type ClientWithResponsesInterface interface {
 	// ListJobsWithResponse Jobs, newest first
 	//
 	// Ordered by `created_at` and then `job_id`, both descending, keyset-paged.
+	// A page is bounded by bytes as well as by `limit`: it ends before the
+	// job whose stored result (a whole batch's analyses), request and error
+	// would take the page past 4 MiB (it always holds at least one job,
+	// however big). So a page may hold fewer than `limit` items while
+	// `next_cursor` is not null: follow `next_cursor` until it is null to
+	// get every job exactly once.
 	// A job belongs to the user who submitted it: a user lists their own
 	// jobs only; an admin lists every user's, or one user's with `user_id`.
 	// Jobs of a user an admin deleted stay, listed for admins.
@@ -8282,6 +8315,11 @@ func (c *ClientWithResponses) GetTrendsWithResponse(ctx context.Context, params 
 //
 // Only non-cached analyses, ordered by timestamp and then id, both
 // descending, keyset-paged: a page starts strictly after its cursor.
+// A page is bounded by bytes as well as by `limit`: it ends before the
+// analysis whose `response` would take the page's answers past 4 MiB
+// (it always holds at least one analysis, however long). So a page may
+// hold fewer than `limit` items while `next_cursor` is not null: follow
+// `next_cursor` until it is null to get every analysis exactly once.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8596,6 +8634,12 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, params *He
 // ListJobsWithResponse Jobs, newest first
 //
 // Ordered by `created_at` and then `job_id`, both descending, keyset-paged.
+// A page is bounded by bytes as well as by `limit`: it ends before the
+// job whose stored result (a whole batch's analyses), request and error
+// would take the page past 4 MiB (it always holds at least one job,
+// however big). So a page may hold fewer than `limit` items while
+// `next_cursor` is not null: follow `next_cursor` until it is null to
+// get every job exactly once.
 // A job belongs to the user who submitted it: a user lists their own
 // jobs only; an admin lists every user's, or one user's with `user_id`.
 // Jobs of a user an admin deleted stay, listed for admins.

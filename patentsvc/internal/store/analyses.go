@@ -51,8 +51,9 @@ func (s *Store) CreateAnalysis(ctx context.Context, a patent.AnalysisRecord) (pa
 
 // ListAnalyses returns a page of non-cached analyses, newest first (ties
 // broken by id, newest first), optionally only those of a company (exact
-// name, any letter case). next is the cursor of the following page, empty
-// on the last one.
+// name, any letter case): at most limit analyses and PageBytes of answers
+// (at least one analysis, however long). next is the cursor of the
+// following page, after the last analysis returned, empty on the last one.
 func (s *Store) ListAnalyses(ctx context.Context, company string, limit int, after string) ([]patent.AnalysisRecord, string, error) {
 	q := s.db.WithContext(ctx).Model(&analysisRow{}).Where("NOT cached")
 	if company != "" {
@@ -64,25 +65,35 @@ func (s *Store) ListAnalyses(ctx context.Context, company string, limit int, aft
 			q = q.Where("(analyzed_at, id) < (?, ?)", c.at, id)
 		}
 	}
-	var rows []analysisRow
-	err := q.Order(clause.OrderBy{Columns: []clause.OrderByColumn{
+	newest := clause.OrderBy{Columns: []clause.OrderByColumn{
 		{Column: clause.Column{Name: "analyzed_at"}, Desc: true},
 		{Column: clause.Column{Name: "id"}, Desc: true},
-	}}).Limit(limit + 1).Find(&rows).Error
+	}}
+	// The page is sized before it is loaded (PageBytes).
+	var keys []pageKey[int64]
+	err := q.Select("analyzed_at AS at, id, COALESCE(octet_length(response), 0) AS size").
+		Order(newest).Limit(limit + 1).Scan(&keys).Error
 	if err != nil {
 		return nil, "", fmt.Errorf("list analyses: %w", err)
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[len(rows)-1]
-		next = encodeCursor(last.AnalyzedAt, strconv.FormatInt(last.ID, 10))
+	rows, next, err := listPage(keys, limit, func(ids []int64) ([]analysisRow, error) {
+		var rows []analysisRow
+		err := s.db.WithContext(ctx).Where("id IN ?", ids).Order(newest).Find(&rows).Error
+		return rows, err
+	}, analysisRow.key)
+	if err != nil {
+		return nil, "", fmt.Errorf("list analyses: %w", err)
 	}
 	out := make([]patent.AnalysisRecord, len(rows))
 	for i, r := range rows {
 		out[i] = r.toDomain()
 	}
 	return out, next, nil
+}
+
+// key is r's place in the listing and the bytes of its answer.
+func (r analysisRow) key() pageKey[int64] {
+	return pageKey[int64]{At: r.AnalyzedAt, ID: r.ID, Size: int64(len(deref(r.Response)))}
 }
 
 func opt(s string) *string {

@@ -113,8 +113,10 @@ func (s *Store) Job(ctx context.Context, id string) (patent.Job, error) {
 }
 
 // ListJobs returns a page of the jobs f selects (of one status, of one
-// user), newest first (ties broken by id, descending). next is empty on
-// the last page.
+// user), newest first (ties broken by id, descending): at most limit jobs
+// and PageBytes of their stored requests, results and errors (at least
+// one job, however big its result). next is the cursor of the following
+// page, after the last job returned, empty on the last one.
 func (s *Store) ListJobs(ctx context.Context, f patent.JobFilter, limit int, after string) ([]patent.Job, string, error) {
 	q := s.db.WithContext(ctx).Model(&jobRow{})
 	if f.Status != "" {
@@ -126,19 +128,25 @@ func (s *Store) ListJobs(ctx context.Context, f patent.JobFilter, limit int, aft
 	if c, ok := decodeCursor(after); ok {
 		q = q.Where("(created_at, id) < (?, ?)", c.at, c.id)
 	}
-	var rows []jobRow
-	err := q.Order(clause.OrderBy{Columns: []clause.OrderByColumn{
+	newest := clause.OrderBy{Columns: []clause.OrderByColumn{
 		{Column: clause.Column{Name: "created_at"}, Desc: true},
 		{Column: clause.Column{Name: "id"}, Desc: true},
-	}}).Limit(limit + 1).Find(&rows).Error
+	}}
+	// The page is sized before it is loaded (PageBytes).
+	var keys []pageKey[string]
+	err := q.Select("created_at AS at, id, CAST(octet_length(request) AS BIGINT) + " +
+		"COALESCE(CAST(octet_length(result) AS BIGINT), 0) + COALESCE(CAST(octet_length(error) AS BIGINT), 0) AS size").
+		Order(newest).Limit(limit + 1).Scan(&keys).Error
 	if err != nil {
 		return nil, "", fmt.Errorf("list jobs: %w", err)
 	}
-	next := ""
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[len(rows)-1]
-		next = encodeCursor(last.CreatedAt, last.ID)
+	rows, next, err := listPage(keys, limit, func(ids []string) ([]jobRow, error) {
+		var rows []jobRow
+		err := s.db.WithContext(ctx).Where("id IN ?", ids).Order(newest).Find(&rows).Error
+		return rows, err
+	}, jobRow.key)
+	if err != nil {
+		return nil, "", fmt.Errorf("list jobs: %w", err)
 	}
 	out := make([]patent.Job, 0, len(rows))
 	for _, r := range rows {
@@ -149,6 +157,11 @@ func (s *Store) ListJobs(ctx context.Context, f patent.JobFilter, limit int, aft
 		out = append(out, j)
 	}
 	return out, next, nil
+}
+
+// key is r's place in the listing and the bytes of its stored text.
+func (r jobRow) key() pageKey[string] {
+	return pageKey[string]{At: r.CreatedAt, ID: r.ID, Size: int64(len(r.Request) + len(deref(r.Result)) + len(deref(r.Error)))}
 }
 
 // ErrJobLost is returned when a job is no longer held by the unit that
