@@ -45,6 +45,9 @@
 //     the alert's deliveries; the rows belong to the tracked_companies row
 //     (ON DELETE CASCADE), and RunPruner deletes them past their age in
 //     batches (PruneTrackingRuns).
+//   - The listings that carry stored text (ListAnalyses, ListJobs) end a
+//     page at PageBytes of it as well as at its limit, sized before the
+//     rows are loaded; a page may be short while more rows follow.
 //   - Every method takes the context of the request or job it serves;
 //     driver errors become the patent package's sentinels here (duplicate
 //     key: patent.ErrConflict; no row: patent.ErrNotFound).
