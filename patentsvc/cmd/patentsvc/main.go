@@ -265,9 +265,12 @@ func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, ext
 		PDFWorkers:   cfg.PDFWorkers,
 		MaxTokens:    cfg.LLMMaxTokens,
 		PDFLimits:    extractor.Limits().String(),
+		// LLM_MAX_ANSWER_KB: the client cuts fresh answers, the analyzer
+		// cached ones.
+		MaxAnswerBytes: cfg.LLMMaxAnswerBytes,
 	},
 		serpapi.NewClient(cfg.SerpAPIBaseURL, cfg.SerpAPIKey.Reveal(), cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
-		llm.NewClient(cfg.LLMBaseURL, cfg.LLMAPIKey.Reveal(), cfg.LLMTimeout, cfg.UpstreamRetries, logger),
+		llm.NewClient(cfg.LLMBaseURL, cfg.LLMAPIKey.Reveal(), cfg.LLMTimeout, cfg.UpstreamRetries, cfg.LLMMaxAnswerBytes, logger),
 		pdfstore.NewDownloader(cfg.PDFAllowedHosts, cfg.PDFMaxBytes, cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
 		blobs, extractor.Extract, st, logger, time.Now)
 }

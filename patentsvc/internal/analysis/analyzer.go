@@ -86,6 +86,10 @@ type Config struct {
 	// (pdf.Limits.String): a PDF that broke them before, under the same
 	// limits, is not read again.
 	PDFLimits string
+	// MaxAnswerBytes caps a stored answer (LLM_MAX_ANSWER_KB; 0: no cap).
+	// The language model's client cuts fresh answers; this cuts answers
+	// read from the LLM cache, which may predate the cap or a lower one.
+	MaxAnswerBytes int
 }
 
 // Analyzer runs analyses. It is safe for concurrent use.
@@ -327,8 +331,18 @@ func (a *Analyzer) complete(ctx context.Context, model, prompt string, fresh boo
 		if err != nil {
 			a.logger.WarnContext(ctx, "llm cache read failed", "err", err.Error())
 		}
+		// A cached answer is stored again (as a cached analysis) by the
+		// rules of a fresh one (decisions.md, "Both services: hostile
+		// input answered, never a 5xx"): an entry written before them may
+		// hold NUL characters (SQLite kept them), or be longer than the
+		// cap is now. Clean entries are returned as they are; one that
+		// cleaning empties is a miss.
 		if ok {
-			return ans, true, nil
+			ans.Response = patent.CutAnswer(patent.CleanText(ans.Response), a.cfg.MaxAnswerBytes)
+			ans.AnsweredModel = patent.CleanText(ans.AnsweredModel)
+			if ans.Response != "" {
+				return ans, true, nil
+			}
 		}
 	}
 	resp, err := a.llm.Complete(ctx, patent.CompletionRequest{Model: model, System: systemPrompt, Prompt: prompt, MaxTokens: a.cfg.MaxTokens, Temperature: 0.2})

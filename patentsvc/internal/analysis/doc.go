@@ -21,4 +21,11 @@
 //     listed and enters the prompt with its title and search snippet only.
 //   - The stored model is the one that actually answered (the gateway may
 //     fall back to another), with the token usage it reported.
+//   - Text from upstreams is stored clean (patent.CleanText: no NUL, valid
+//     UTF-8) and a model's answer within Config.MaxAnswerBytes
+//     (patent.CutAnswer): the adapters clean what they return (llm, which
+//     also cuts, serpapi, pdf), and an answer read from the LLM cache is
+//     cleaned and cut again before it is stored, as the entry may predate
+//     the rule or a lower cap (decisions.md, "Both services: hostile input
+//     answered, never a 5xx").
 package analysis

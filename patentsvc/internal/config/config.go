@@ -78,6 +78,7 @@ type Config struct {
 	UpstreamRetries      int
 	LLMTimeout           time.Duration
 	LLMMaxTokens         int
+	LLMMaxAnswerBytes    int // LLM_MAX_ANSWER_KB: the longest model answer stored, in bytes
 	PromptMaxChars       int
 	JobsMaxConcurrent    int
 	JobsMaxPerUser       int           // JOBS_MAX_PER_USER: a user's unfinished jobs
@@ -206,6 +207,8 @@ var settings = []setting{
 		func(c *Config, v string) error { return positiveDuration(&c.LLMTimeout, v) }},
 	{"LLM_MAX_TOKENS", "1500", "Longest answer asked of the model, in tokens.", false,
 		func(c *Config, v string) error { return intIn(&c.LLMMaxTokens, v, 64, 32000) }},
+	{"LLM_MAX_ANSWER_KB", "256", "Longest model answer stored (in the analysis and the LLM cache), in KiB (1024 bytes), 1 to 4096; a longer answer is cut at a character boundary and ends with `[answer truncated]`, the whole within the cap. Apart from it, an answer whose body is over 4 MiB is refused (the analysis fails). Every answer, search result and PDF text is stored without NUL characters and as valid UTF-8 (each invalid byte becomes U+FFFD).", false,
+		func(c *Config, v string) error { return kibibytes(&c.LLMMaxAnswerBytes, v, 1, 4096) }},
 	{"PROMPT_MAX_CHARS", "24000", "Patent text budget of one prompt, in bytes, shared by its patents: abstract, independent claims and summary first, the description only with what is left.", false,
 		func(c *Config, v string) error { return intIn(&c.PromptMaxChars, v, 1000, 400000) }},
 	{"JOBS_MAX_CONCURRENT", "2", "Asynchronous batch jobs run at once by one replica; the others wait, pending, for any replica's free slot (every replica runs jobs, whichever accepted them).", false,
@@ -334,6 +337,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("serpapi_api_key_set", c.SerpAPIKey != ""),
 		slog.Bool("llm_api_key_set", c.LLMAPIKey != ""),
 		slog.Bool("use_cache", c.UseCache),
+		slog.Int("llm_max_answer_bytes", c.LLMMaxAnswerBytes),
 		slog.String("storage_backend", c.StorageBackend),
 		slog.String("pdf_ocr", c.PDFOCR),
 		slog.String("pdf_font_path", c.PDFFontPath),
@@ -577,6 +581,16 @@ func mebibytes(dst *int64, v string, lo, hi int) error {
 		return err
 	}
 	*dst = int64(n) << 20
+	return nil
+}
+
+// kibibytes reads a whole number of KiB within [lo, hi] as bytes.
+func kibibytes(dst *int, v string, lo, hi int) error {
+	var n int
+	if err := intIn(&n, v, lo, hi); err != nil {
+		return err
+	}
+	*dst = n << 10
 	return nil
 }
 

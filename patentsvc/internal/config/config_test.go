@@ -64,6 +64,8 @@ func TestLoadDefaults(t *testing.T) {
 		{"PDFMaxPages", c.PDFMaxPages, 500},
 		{"PDFMaxDecodedBytes", c.PDFMaxDecodedBytes, int64(200 << 20)},
 		{"PDFMaxBytes", c.PDFMaxBytes, int64(30 << 20)},
+		// decisions.md, "Both services: hostile input answered, never a 5xx".
+		{"LLMMaxAnswerBytes", c.LLMMaxAnswerBytes, 256 << 10},
 		{"AnalyzerMissing", strings.Join(c.AnalyzerMissing(), ","), "SERPAPI_API_KEY,LLM_API_KEY"},
 	} {
 		if ck.got != ck.want {
@@ -78,6 +80,7 @@ func TestLoadValues(t *testing.T) {
 		"TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7", "LOG_LEVEL": "warning", "SCHEDULE_INTERVAL_HOURS": "0.01",
 		"CHANGE_THRESHOLD_PERCENT": "12.5", "USE_CACHE": "false", "DATABASE_URL": "postgres://u:pw@db:5432/p",
 		"MODEL": "mistralai/mistral-nemo", "STORAGE_BACKEND": "s3", "S3_BUCKET": "pdfs", "PDF_OCR": "off",
+		"LLM_MAX_ANSWER_KB": "4096",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +88,7 @@ func TestLoadValues(t *testing.T) {
 	if c.RootPath != "/patents" || c.LogLevel != slog.LevelWarn || c.ScheduleInterval != 36*time.Second ||
 		c.ChangeThresholdPercent != 12.5 || c.UseCache || c.Database.DSN.Reveal() != "postgres://u:pw@db:5432/p" || c.Database.Dialect != config.Postgres ||
 		c.Model != "mistralai/mistral-nemo" || len(c.TrustedProxies) != 2 || c.PDFOCR != "off" ||
-		c.TrustedProxies[1] != netip.MustParsePrefix("192.168.1.7/32") {
+		c.TrustedProxies[1] != netip.MustParsePrefix("192.168.1.7/32") || c.LLMMaxAnswerBytes != 4<<20 {
 		t.Errorf("Load = %+v", c)
 	}
 	var b strings.Builder
@@ -128,6 +131,9 @@ func TestLoadErrors(t *testing.T) {
 		{"extract timeout too long", map[string]string{"PDF_EXTRACT_TIMEOUT": "48h"}, []string{"PDF_EXTRACT_TIMEOUT"}},
 		{"decoded budget zero", map[string]string{"PDF_MAX_DECODED_MB": "0"}, []string{"PDF_MAX_DECODED_MB"}},
 		{"pages not a number", map[string]string{"PDF_MAX_PAGES": "many"}, []string{"PDF_MAX_PAGES"}},
+		{"answer cap zero", map[string]string{"LLM_MAX_ANSWER_KB": "0"}, []string{"LLM_MAX_ANSWER_KB", "between 1 and 4096"}},
+		{"answer cap past the body limit", map[string]string{"LLM_MAX_ANSWER_KB": "4097"}, []string{"LLM_MAX_ANSWER_KB", "between 1 and 4096"}},
+		{"answer cap not kilobytes", map[string]string{"LLM_MAX_ANSWER_KB": "1MB"}, []string{"LLM_MAX_ANSWER_KB", "whole number"}},
 		{"schedule slots zero", map[string]string{"SCHEDULE_MAX_CONCURRENT": "0"}, []string{"SCHEDULE_MAX_CONCURRENT"}},
 		{"several", map[string]string{"PORT": "x", "DB_MAX_OPEN_CONNS": "0", "JWT_SECRET": long}, []string{"PORT", "DB_MAX_OPEN_CONNS"}},
 	} {

@@ -33,8 +33,22 @@
 //   - The timeout bounds each attempt, body included; MaxCallDuration bounds
 //     a whole call. A call whose context ends fails with an error that wraps
 //     both ErrUpstream and the context's error, and is never retried.
-//   - Answers over 4 MiB are refused. A bare-text answer is trimmed; content
-//     sent as an array of parts is joined from its text parts.
+//   - Two bounds, apart: an answer whose body is over 4 MiB is refused
+//     (ErrUpstream, nothing kept), and the text of an accepted answer is at
+//     most the cap given to NewClient (LLM_MAX_ANSWER_KB, 256 KiB by
+//     default), a longer one cut at a character boundary and ending with
+//     "[answer truncated]" (patent.CutAnswer, logged at WARN). The cap
+//     applies in Complete, so the LLM cache and the stored analysis hold
+//     the same text (decisions.md, "Both services: hostile input answered,
+//     never a 5xx").
+//   - The answer's text and the answering model's name are cleaned where
+//     the answer is parsed (patent.CleanText): NUL characters removed, each
+//     byte that is not UTF-8 replaced by U+FFFD (Go's JSON decoder already
+//     replaces raw invalid bytes and lone surrogate escapes so; a \u0000
+//     escape reaches us as NUL), as PostgreSQL refuses both in text. An
+//     answer that is empty once cleaned is an answer without content.
+//   - A bare-text answer is trimmed; content sent as an array of parts is
+//     joined from its text parts.
 //   - Error texts name the model, the status and the gateway's message
 //     (cleaned, cut to 200 characters). They never contain the URL, the host
 //     or the API key: the key, and anything shaped like one (sk-...,

@@ -57,15 +57,23 @@ type Client struct {
 	logger  *slog.Logger
 	timeout time.Duration
 	retries int
+	// maxAnswer caps the answer's text, in bytes (LLM_MAX_ANSWER_KB).
+	maxAnswer int
 }
 
 // NewClient returns a client for the gateway at baseURL (e.g.
 // https://openrouter.ai/api/v1), authenticating with apiKey. timeout bounds
 // each attempt, the answer's body included (0 or less: 2 minutes); retries
-// is the number of attempts after the first. logger may be nil.
-func NewClient(baseURL, apiKey string, timeout time.Duration, retries int, logger *slog.Logger) *Client {
+// is the number of attempts after the first; maxAnswer is the longest
+// answer text returned, in bytes (LLM_MAX_ANSWER_KB; 0 or less:
+// patent.DefaultMaxAnswerBytes), a longer one being cut by
+// patent.CutAnswer. logger may be nil.
+func NewClient(baseURL, apiKey string, timeout time.Duration, retries, maxAnswer int, logger *slog.Logger) *Client {
 	if timeout <= 0 {
 		timeout = defaultTimeout
+	}
+	if maxAnswer <= 0 {
+		maxAnswer = patent.DefaultMaxAnswerBytes
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -77,11 +85,12 @@ func NewClient(baseURL, apiKey string, timeout time.Duration, retries int, logge
 	}
 	transport.MaxIdleConnsPerHost = 16
 	c := &Client{
-		baseURL: strings.TrimRight(baseURL, "/"),
-		apiKey:  apiKey,
-		logger:  logger,
-		timeout: timeout,
-		retries: retries,
+		baseURL:   strings.TrimRight(baseURL, "/"),
+		apiKey:    apiKey,
+		logger:    logger,
+		timeout:   timeout,
+		retries:   retries,
+		maxAnswer: maxAnswer,
 	}
 	c.http = &retryablehttp.Client{
 		// A client span per attempt, under Complete's span.
@@ -199,6 +208,7 @@ func (c *Client) complete(ctx context.Context, req patent.CompletionRequest) (pa
 	if out.Model == "" {
 		out.Model = req.Model
 	}
+	out.Text = c.cut(ctx, out.Text, out.Model)
 	if comp.finishReason == "length" {
 		c.logger.WarnContext(ctx, "llm answer cut at max tokens", "model", out.Model, "max_tokens", req.MaxTokens)
 	}
@@ -206,6 +216,19 @@ func (c *Client) complete(ctx context.Context, req patent.CompletionRequest) (pa
 		"prompt_tokens", out.PromptTokens, "completion_tokens", out.CompletionTokens,
 		"latency_ms", time.Since(start).Milliseconds())
 	return out, nil
+}
+
+// cut caps an answer's text at the client's maximum (patent.CutAnswer),
+// logging a cut. The cap applies here, where the answer is produced, so
+// the LLM cache and the stored analysis get the same text (decisions.md,
+// "Both services: hostile input answered, never a 5xx").
+func (c *Client) cut(ctx context.Context, text, model string) string {
+	out := patent.CutAnswer(text, c.maxAnswer)
+	if len(out) < len(text) {
+		c.logger.WarnContext(ctx, "llm answer cut at LLM_MAX_ANSWER_KB", "model", model,
+			"answer_bytes", len(text), "max_answer_bytes", c.maxAnswer)
+	}
+	return out
 }
 
 // newRequest builds the POST of payload to /chat/completions with the key

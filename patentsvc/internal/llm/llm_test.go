@@ -33,7 +33,7 @@ func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // so retry tests run fast; TestRetryAfter and TestMaxCallDuration cover the
 // waits themselves.
 func newClient(baseURL string, timeout time.Duration, retries int) *llm.Client {
-	c := llm.NewClient(baseURL, testKey, timeout, retries, discardLogger())
+	c := llm.NewClient(baseURL, testKey, timeout, retries, 0, discardLogger())
 	llm.SetRetryWaits(c, time.Millisecond, 20*time.Millisecond)
 	return c
 }
@@ -407,7 +407,7 @@ func TestRetryAfter(t *testing.T) {
 			t.Parallel()
 			fake := llmtest.New(t)
 			fake.Script(tt.reply)
-			c := llm.NewClient(fake.BaseURL(), testKey, 5*time.Second, 1, discardLogger())
+			c := llm.NewClient(fake.BaseURL(), testKey, 5*time.Second, 1, 0, discardLogger())
 			llm.SetRetryWaits(c, time.Millisecond, tt.maxWait)
 			if _, err := c.Complete(t.Context(), testRequest()); err != nil {
 				t.Fatalf("Complete() error = %v, want nil", err)
@@ -554,8 +554,10 @@ func TestBodyLimit(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || len(got.Text) != tt.size {
-				t.Errorf("Complete() = %d bytes, %v; want %d bytes", len(got.Text), err, tt.size)
+			// Accepted, and then cut to the cap on the answer's text (the
+			// default, 256 KiB): the two bounds are apart.
+			if err != nil || len(got.Text) != patent.DefaultMaxAnswerBytes || !strings.HasSuffix(got.Text, patent.AnswerTruncated) {
+				t.Errorf("Complete() = %d bytes, %v; want %d bytes ending %q", len(got.Text), err, patent.DefaultMaxAnswerBytes, patent.AnswerTruncated)
 			}
 		})
 	}
@@ -775,7 +777,7 @@ func TestMaxCallDuration(t *testing.T) {
 		{0, 0, 2 * time.Minute},
 		{time.Second, -1, time.Second},
 	} {
-		c := llm.NewClient("http://127.0.0.1:1", testKey, tt.timeout, tt.retries, nil)
+		c := llm.NewClient("http://127.0.0.1:1", testKey, tt.timeout, tt.retries, 0, nil)
 		if got := c.MaxCallDuration(); got != tt.want {
 			t.Errorf("NewClient(%v, %d).MaxCallDuration() = %v, want %v", tt.timeout, tt.retries, got, tt.want)
 		}
@@ -811,7 +813,7 @@ func TestCancel(t *testing.T) {
 		t.Parallel()
 		fake := llmtest.New(t)
 		fake.Script(llmtest.Reply{Status: 503}, llmtest.Reply{Status: 503})
-		c := llm.NewClient(fake.BaseURL(), testKey, 5*time.Second, 3, nil)
+		c := llm.NewClient(fake.BaseURL(), testKey, 5*time.Second, 3, 0, nil)
 		llm.SetRetryWaits(c, 10*time.Second, 10*time.Second)
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(200*time.Millisecond, cancel)
@@ -885,7 +887,7 @@ func TestInvalidRequest(t *testing.T) {
 func TestNoKey(t *testing.T) {
 	t.Parallel()
 	fake := llmtest.New(t)
-	c := llm.NewClient(fake.BaseURL(), "", 5*time.Second, 2, nil)
+	c := llm.NewClient(fake.BaseURL(), "", 5*time.Second, 2, 0, nil)
 	_, err := c.Complete(t.Context(), testRequest())
 	if !errors.Is(err, llm.ErrRejected) || !strings.Contains(err.Error(), "No auth credentials found") {
 		t.Errorf("Complete() without a key error = %v, want ErrRejected from the gateway's 401", err)
@@ -997,7 +999,7 @@ func TestErrorsOmitSecrets(t *testing.T) {
 			u := tt.setup(t)
 			var logs syncBuffer
 			logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			c := llm.NewClient(u.base, testKey, u.timeout, u.retries, logger)
+			c := llm.NewClient(u.base, testKey, u.timeout, u.retries, 0, logger)
 			llm.SetRetryWaits(c, time.Millisecond, 5*time.Millisecond)
 			_, err := c.Complete(t.Context(), testRequest())
 			if !errors.Is(err, llm.ErrUpstream) {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 // The ways a 200 answer can fail to be a completion. parseCompletion's
@@ -22,7 +24,7 @@ var (
 
 // completion is what a 200 answer holds.
 type completion struct {
-	text             string
+	text             string // trimmed, clean (patent.CleanText), not empty; not yet cut to the cap
 	model            string // "" when the answer names none
 	finishReason     string
 	promptTokens     int
@@ -84,13 +86,16 @@ func parseCompletion(body []byte, scrub func(string) string) (completion, error)
 	if msg, ok := apiErrorMessage(ch.Error); ok {
 		return completion{}, fmt.Errorf("%w: %s", errAnswerError, quoteMessage(scrub(msg)))
 	}
+	// The answer and the model's name are stored (the LLM cache, the
+	// analysis): cleaned of NUL and invalid UTF-8 here, where they enter
+	// (patent.CleanText). An answer of NUL characters alone is no content.
 	c := completion{
-		model:        jsonString(w.Model),
+		model:        patent.CleanText(jsonString(w.Model)),
 		finishReason: jsonString(ch.FinishReason),
 	}
 	var m wireMessage
 	if len(ch.Message) > 0 && json.Unmarshal(ch.Message, &m) == nil {
-		c.text = strings.TrimSpace(contentText(m.Content))
+		c.text = strings.TrimSpace(patent.CleanText(contentText(m.Content)))
 	}
 	if c.text == "" {
 		detail := ""

@@ -54,6 +54,9 @@ func addSeeds(f *testing.F) {
 		`{"error":{"code":429.5,"message":"","metadata":{"raw":{"a":1},"provider_name":5}}}`,
 		`{"error":{"message":"sk-or-v1-fuzzfuzzfuzzfuzz0123456789","metadata":"x"}}`,
 		`{"error":{"message":"\u0000\u001b[31m\ud800 Bearer abcdef"}}`,
+		`{"model":"m\u0000","choices":[{"message":{"content":"a\u0000b\ud800"}}]}`,
+		`{"choices":[{"message":{"content":"\u0000"}}]}`,
+		`{"choices":[{"message":{"content":[{"type":"text","text":"\u0000"},{"text":"x\u0000"}]}}]}`,
 		`{"model":5,"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":1e400,"completion_tokens":-0}}`,
 		`{"model":"m/x","choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":2147483648,"completion_tokens":2147483647}}`,
 		`{"model":"m/x","choices":[{"message":{"content":"x"}}],"usage":[]}`,
@@ -68,7 +71,8 @@ func addSeeds(f *testing.F) {
 // FuzzParseCompletion feeds arbitrary answers to the parser: it must never
 // panic, every error must wrap exactly one of the documented parse errors
 // and stay short, valid and free of the key, and every success must carry
-// trimmed, non-empty text and non-negative token counts.
+// trimmed, non-empty text, valid UTF-8 without NUL in the text and the
+// model, and non-negative token counts.
 func FuzzParseCompletion(f *testing.F) {
 	addSeeds(f)
 	scrub := (&Client{apiKey: fuzzKey}).scrub
@@ -100,8 +104,8 @@ func FuzzParseCompletion(f *testing.F) {
 		if c.text == "" || c.text != strings.TrimSpace(c.text) {
 			t.Errorf("parseCompletion(%q) text = %q, want trimmed and non-empty", body, c.text)
 		}
-		if !utf8.ValidString(c.text) || !utf8.ValidString(c.model) {
-			t.Errorf("parseCompletion(%q) = %+v, want valid UTF-8", body, c)
+		if !utf8.ValidString(c.text) || !utf8.ValidString(c.model) || strings.ContainsRune(c.text, 0) || strings.ContainsRune(c.model, 0) {
+			t.Errorf("parseCompletion(%q) = %+v, want valid UTF-8 without NUL", body, c)
 		}
 		if c.promptTokens < 0 || c.completionTokens < 0 {
 			t.Errorf("parseCompletion(%q) tokens = %d/%d, want >= 0", body, c.promptTokens, c.completionTokens)

@@ -14,7 +14,9 @@ type CompletionRequest struct {
 
 // Completion is the language model's answer.
 type Completion struct {
-	Text string // the answer, trimmed of surrounding white space; never empty
+	// Text is the answer, trimmed of surrounding white space, clean
+	// (CleanText) and within the client's cap (CutAnswer); never empty.
+	Text string
 	// Model is the model that actually answered: the answer's "model" field,
 	// or CompletionRequest.Model when the answer has none. A gateway may
 	// fall back to another model, and bills that one.

@@ -8,6 +8,8 @@
 //     model requests, answers and cached answers, a PDF's sections, stored
 //     patents and analyses, batches and jobs, tracked companies and alerts,
 //     usage and month counts;
+//   - the rule for text from upstreams before it is stored (CleanText: no
+//     NUL, valid UTF-8) and the cap on a stored model answer (CutAnswer);
 //   - the errors the stores, adapters and services report, which the HTTP
 //     layer maps to statuses. Adapters declare their own precise sentinels
 //     as kinds of these (NewKindError), so the core tests for the kind and

@@ -90,6 +90,11 @@
 // fonts are estimated, so born-digital files with such fonts may gain or
 // lose spaces between words.
 //
+// Every section's text is clean when it leaves Extract (patent.CleanText:
+// no NUL characters, each byte that is not UTF-8 as U+FFFD), whether it
+// came from a text layer or from OCR (decisions.md, "Both services:
+// hostile input answered, never a 5xx").
+//
 // Limits: encrypted files that need a password give ErrMalformed; the page
 // tree is read to a depth of 32 and up to 5000 pages, and at most 200000
 // strings are kept per page. ctx is checked between pages and every few

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"unicode"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -114,9 +115,36 @@ func extractWithin(ctx context.Context, r io.ReaderAt, size int64, e *Extractor,
 			return patent.Sections{}, fmt.Errorf("%w: %d characters on %d pages: %w", ErrImageOnly, chars, len(d.pages), &patent.NotOCRedError{Reason: why})
 		}
 	}
-	s = findSections(d.pages)
+	s = cleanSections(findSections(d.pages))
 	s.Pages = len(d.pages)
 	return s, nil
+}
+
+// cleanSections is where a document's text leaves the package: every
+// section cleaned of NUL characters and invalid UTF-8 (patent.CleanText),
+// as it is stored (the patent's summary) and sent to the model
+// (decisions.md, "Both services: hostile input answered, never a 5xx").
+// A text layer's strings are clean already (show drops control characters,
+// and strings.Map replaces invalid bytes); the words of an OCR engine are
+// taken as it gives them. One rule here covers both.
+func cleanSections(s patent.Sections) patent.Sections {
+	s.Abstract = cleanText(s.Abstract)
+	s.Summary = cleanText(s.Summary)
+	s.Description = cleanText(s.Description)
+	for i := range s.Claims {
+		s.Claims[i].Text = cleanText(s.Claims[i].Text)
+	}
+	return s
+}
+
+// cleanText is patent.CleanText keeping the sections' white space rule
+// (single spaces, trimmed): a NUL removed between two spaces leaves two.
+func cleanText(s string) string {
+	c := patent.CleanText(s)
+	if c == s {
+		return s
+	}
+	return strings.Join(strings.Fields(c), " ")
 }
 
 // markOCR notes on the span in ctx (the analysis's "extract pdf" span)

@@ -18,6 +18,11 @@
 //     .pdf; others are skipped, as are repeats of a publication number.
 //     Which hosts PDFs may come from (PDF_ALLOWED_HOSTS) is the
 //     downloader's rule, not this package's.
+//   - Every string kept (titles, snippets, assignees, dates, links, ids) is
+//     trimmed and clean (patent.CleanText): NUL characters removed, each
+//     byte that is not UTF-8 as U+FFFD, since they are stored (the search
+//     cache, the patents) and PostgreSQL refuses both (decisions.md, "Both
+//     services: hostile input answered, never a 5xx").
 //   - SearchResult.TotalResults is search_information.total_results (all matches,
 //     with or without a PDF), or the number of organic results in the
 //     answer when SerpApi leaves it out; tracking compares it.

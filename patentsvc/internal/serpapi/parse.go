@@ -143,7 +143,11 @@ func object(raw json.RawMessage) map[string]json.RawMessage {
 	return m
 }
 
-// str decodes raw as a JSON string, trimmed; "" for anything else.
+// str decodes raw as a JSON string, cleaned and trimmed; "" for anything
+// else. Every string of the answer is read here, so every one is clean
+// (patent.CleanText: no NUL, valid UTF-8) before it is kept, cached or
+// stored (decisions.md, "Both services: hostile input answered, never a
+// 5xx"): a title with \u0000 would fail PostgreSQL's insert.
 func str(raw json.RawMessage) string {
 	if len(raw) == 0 || raw[0] != '"' {
 		return ""
@@ -152,7 +156,7 @@ func str(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) != nil {
 		return ""
 	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(patent.CleanText(s))
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

@@ -9,13 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
 )
 
 // FuzzParseAnswer feeds arbitrary bodies to the answer parser: it must
 // never panic, fail only with ErrUpstream (never ErrQuota) and no data, and
-// every patent it keeps must follow the filtering rules.
+// every patent it keeps must follow the filtering rules, its strings
+// trimmed, valid UTF-8 and free of NUL.
 func FuzzParseAnswer(f *testing.F) {
 	paths, err := filepath.Glob("serpapitest/testdata/*.json")
 	if err != nil || len(paths) == 0 {
@@ -60,6 +62,7 @@ func FuzzParseAnswer(f *testing.F) {
 		`{"organic_results":[{"publication_number":"US1B2","pdf":"https:///a.pdf"}]}`,
 		`{"organic_results":[{"publication_number":"US\u00c91B2","pdf":"https://h/a.pdf"}]}`,
 		"{\"organic_results\":[{\"publication_number\":\"US1B2\",\"title\":\"\xff\xfe\",\"pdf\":\"https://h/a.pdf\"}]}",
+		`{"organic_results":[{"publication_number":"US1B2","title":"a\u0000b","snippet":"\u0000","assignee":"\ud800","pdf":"https://h/a.pdf"}]}`,
 		`{"organic_results":[{"publication_number":"US1B2\n","pdf":" https://h/a.pdf "}]}`,
 	} {
 		f.Add([]byte(s), int8(0))
@@ -102,6 +105,9 @@ func FuzzParseAnswer(f *testing.F) {
 			for name, s := range map[string]string{"Title": p.Title, "PublicationDate": p.PublicationDate, "Snippet": p.Snippet, "Assignee": p.Assignee, "PDFLink": p.PDFLink} {
 				if s != strings.TrimSpace(s) {
 					t.Errorf("patent %d: %s = %q, want trimmed", i, name, s)
+				}
+				if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+					t.Errorf("patent %d: %s = %q, want valid UTF-8 without NUL", i, name, s)
 				}
 			}
 		}

@@ -37,8 +37,10 @@ const (
 	// pageSize is SerpApi's largest num (its smallest is 10).
 	pageSize = 100
 	// keyVersion changes when the meaning of a cached patent.SearchResult changes (the
-	// filtering rules, say), so old cache entries stop matching.
-	keyVersion = "serpapi-search-v1"
+	// filtering rules, say), so old cache entries stop matching. v2: strings
+	// cleaned of NUL and invalid UTF-8 (str); a v1 entry may hold a title
+	// with a NUL that PostgreSQL refuses to store with the patent.
+	keyVersion = "serpapi-search-v2"
 
 	maxBody      = 8 << 20  // 100 results with figures are about 150 KiB
 	maxErrorBody = 64 << 10 // error answers are a one-line JSON object

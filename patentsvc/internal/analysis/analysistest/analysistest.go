@@ -156,7 +156,7 @@ type World struct {
 // DefaultConfig is the analyzer configuration the tests start from.
 func DefaultConfig() analysis.Config {
 	return analysis.Config{UseCache: true, SearchTTL: 24 * time.Hour, Lookback: 365 * 24 * time.Hour, MaxPatents: 10,
-		DefaultModel: patent.DefaultModel, PromptBudget: 24000, PDFWorkers: 4, MaxTokens: 1500}
+		DefaultModel: patent.DefaultModel, PromptBudget: 24000, PDFWorkers: 4, MaxTokens: 1500, MaxAnswerBytes: patent.DefaultMaxAnswerBytes}
 }
 
 // NewWorld starts the fakes (closed when the test ends) around st.
@@ -184,7 +184,7 @@ func (w *World) Analyzer(logger *slog.Logger) *analysis.Analyzer {
 	cfg.PDFLimits = w.Limits.String()
 	return analysis.New(cfg,
 		serpapi.NewClient(w.Serp.BaseURL(), "test-serpapi-key", 5*time.Second, 1, logger),
-		llm.NewClient(w.LLM.BaseURL(), "test-llm-key", 5*time.Second, 1, logger),
+		llm.NewClient(w.LLM.BaseURL(), "test-llm-key", 5*time.Second, 1, cfg.MaxAnswerBytes, logger),
 		pdfstore.NewDownloader([]string{"127.0.0.1"}, 30<<20, 10*time.Second, 1, logger),
 		w.Blobs, extract, w.Store, logger, time.Now)
 }
