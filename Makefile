@@ -28,7 +28,7 @@ FUZZ_TARGETS := \
 	patentsvc:./internal/webhook/:FuzzVerify patentsvc:./internal/export/:FuzzMarkdownPDF
 
 .DEFAULT_GOAL := help
-.PHONY: help run demo tour run-vinsvc run-patentsvc test vet lint fmt bench bench-snapshot bench-wrk bench-queue riverui fuzz cover build tidy clean \
+.PHONY: help run demo tour tour-offline run-vinsvc run-patentsvc test vet lint fmt bench bench-snapshot bench-wrk bench-queue riverui fuzz cover build tidy clean \
 	vpic-snapshot docker-vinsvc docker-patentsvc docker-patentsvc-ocr k8s-render k8s-apply
 
 help: ## list the targets
@@ -61,15 +61,28 @@ run: ## run every service locally on embedded defaults (vinsvc on :8080, patents
 	$(build-stack)
 	@bin/devstack run
 
+# demo and tour need no network (decisions.md, "vinsvc: snapshot answers
+# as vPIC gives them"): they answer from the recorded vPIC, and use the
+# snapshot only when it is already there. tour-offline proves it.
 demo: ## both services against the project's recorded stand-ins (vPIC, SerpApi, the model, a PDF host): no internet, no keys
-	$(ensure-snapshot)
 	$(build-stack)
 	@bin/devstack demo
 
 tour: ## run the README's quick start against a fresh make demo, each command checked against the status it promises
-	$(ensure-snapshot)
 	$(build-stack)
 	@bin/devstack tour README.md
+
+# The tour with no network and no snapshot: npm is a stand-in that records
+# any call (and the registry a closed port), the Go proxy is off (the
+# modules must be in the cache: run after a build), and the snapshot path
+# names no file. Any npm call fails it.
+tour-offline: ## make tour with no network, no npm and no vPIC snapshot; fails if anything calls npm
+	@shim=$$(mktemp -d); trap 'rm -rf "$$shim"' EXIT; \
+	printf '#!/bin/sh\necho "npm $$*" >> "%s/called"\nexit 1\n' "$$shim" > "$$shim/npm"; chmod +x "$$shim/npm"; \
+	PATH="$$shim:$$PATH" npm_config_registry=http://127.0.0.1:9/ GOPROXY=off \
+		$(MAKE) --no-print-directory tour VPIC_SNAPSHOT_PATH="$$shim/no-snapshot.db" || exit 1; \
+	if [ -e "$$shim/called" ]; then echo "tour-offline: make tour called npm:" >&2; cat "$$shim/called" >&2; exit 1; fi; \
+	echo "tour-offline: no npm call, no snapshot, Go proxy off"
 
 run-vinsvc: ## run vinsvc alone on :8080 with its cache in data/vincache.db
 	$(ensure-snapshot)
