@@ -93,6 +93,21 @@ func (e HealthResponseRedis) Valid() bool {
 	}
 }
 
+// Defines values for HealthResponseSnapshotLoading.
+const (
+	HealthResponseSnapshotLoadingTrue HealthResponseSnapshotLoading = true
+)
+
+// Valid indicates whether the value is a known member of the HealthResponseSnapshotLoading enum.
+func (e HealthResponseSnapshotLoading) Valid() bool {
+	switch e {
+	case HealthResponseSnapshotLoadingTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthResponseSnapshotMode.
 const (
 	HealthResponseSnapshotModeFallback HealthResponseSnapshotMode = "fallback"
@@ -144,6 +159,36 @@ func (e HealthResponseUpstreamUpstreamCatalog) Valid() bool {
 	case HealthResponseUpstreamUpstreamCatalogReachable:
 		return true
 	case HealthResponseUpstreamUpstreamCatalogUnreachable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProbeLoadingReason.
+const (
+	ProbeLoadingReasonVPICSnapshotLoading ProbeLoadingReason = "vPIC snapshot loading"
+)
+
+// Valid indicates whether the value is a known member of the ProbeLoadingReason enum.
+func (e ProbeLoadingReason) Valid() bool {
+	switch e {
+	case ProbeLoadingReasonVPICSnapshotLoading:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProbeLoadingStatus.
+const (
+	ProbeLoadingStatusLoading ProbeLoadingStatus = "loading"
+)
+
+// Valid indicates whether the value is a known member of the ProbeLoadingStatus enum.
+func (e ProbeLoadingStatus) Valid() bool {
+	switch e {
+	case ProbeLoadingStatusLoading:
 		return true
 	default:
 		return false
@@ -708,6 +753,21 @@ func (e GetHealth200JSONResponseBodyRedis) Valid() bool {
 	}
 }
 
+// Defines values for GetHealth200JSONResponseBodySnapshotLoading.
+const (
+	GetHealth200JSONResponseBodySnapshotLoadingTrue GetHealth200JSONResponseBodySnapshotLoading = true
+)
+
+// Valid indicates whether the value is a known member of the GetHealth200JSONResponseBodySnapshotLoading enum.
+func (e GetHealth200JSONResponseBodySnapshotLoading) Valid() bool {
+	switch e {
+	case GetHealth200JSONResponseBodySnapshotLoadingTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetHealth200JSONResponseBodySnapshotMode.
 const (
 	GetHealth200JSONResponseBodySnapshotModeFallback GetHealth200JSONResponseBodySnapshotMode = "fallback"
@@ -840,6 +900,21 @@ func (e GetHealth503JSONResponseBodyRedis) Valid() bool {
 	case GetHealth503JSONResponseBodyRedisOk:
 		return true
 	case GetHealth503JSONResponseBodyRedisUnreachable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetHealth503JSONResponseBodySnapshotLoading.
+const (
+	GetHealth503JSONResponseBodySnapshotLoadingTrue GetHealth503JSONResponseBodySnapshotLoading = true
+)
+
+// Valid indicates whether the value is a known member of the GetHealth503JSONResponseBodySnapshotLoading enum.
+func (e GetHealth503JSONResponseBodySnapshotLoading) Valid() bool {
+	switch e {
+	case GetHealth503JSONResponseBodySnapshotLoadingTrue:
 		return true
 	default:
 		return false
@@ -983,12 +1058,17 @@ type HealthResponse struct {
 		// AgeDays Days since `date`; null when not available.
 		AgeDays *int `json:"age_days"`
 
-		// Available False when the snapshot file is missing or unusable (the start-up log says why).
+		// Available False when the snapshot file is missing or unusable (the start-up log says why), and while it loads.
 		Available bool `json:"available"`
 
 		// Date The snapshot's data date (the newest CreatedOn/UpdatedOn it holds); null when not available.
-		Date *openapi_types.Date        `json:"date"`
-		Mode HealthResponseSnapshotMode `json:"mode"`
+		Date *openapi_types.Date `json:"date"`
+
+		// Loading Present while the snapshot file is still being read at start
+		// (a few seconds): the status is not `degraded` for it, and
+		// `/readyz` answers 503 `loading` meanwhile.
+		Loading *HealthResponseSnapshotLoading `json:"loading,omitempty"`
+		Mode    HealthResponseSnapshotMode     `json:"mode"`
 
 		// Warning Present when the snapshot is older than 120 days.
 		Warning *string `json:"warning,omitempty"`
@@ -1020,6 +1100,11 @@ type HealthResponseDemo bool
 // the service then answers on per-process limits and its own cache.
 type HealthResponseRedis string
 
+// HealthResponseSnapshotLoading Present while the snapshot file is still being read at start
+// (a few seconds): the status is not `degraded` for it, and
+// `/readyz` answers 503 `loading` meanwhile.
+type HealthResponseSnapshotLoading bool
+
 // HealthResponseSnapshotMode defines model for HealthResponse.Snapshot.Mode.
 type HealthResponseSnapshotMode string
 
@@ -1028,6 +1113,18 @@ type HealthResponseStatus string
 
 // HealthResponseUpstreamUpstreamCatalog State of the last upstream check.
 type HealthResponseUpstreamUpstreamCatalog string
+
+// ProbeLoading defines model for ProbeLoading.
+type ProbeLoading struct {
+	Reason ProbeLoadingReason `json:"reason"`
+	Status ProbeLoadingStatus `json:"status"`
+}
+
+// ProbeLoadingReason defines model for ProbeLoading.Reason.
+type ProbeLoadingReason string
+
+// ProbeLoadingStatus defines model for ProbeLoading.Status.
+type ProbeLoadingStatus string
 
 // ProbeStatus defines model for ProbeStatus.
 type ProbeStatus struct {
@@ -1254,6 +1351,11 @@ type ReadyzParams struct {
 	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
 }
 
+// Readyz503JSONResponseBody defines parameters for Readyz.
+type Readyz503JSONResponseBody struct {
+	union json.RawMessage
+}
+
 // DecodeBatchParams defines parameters for DecodeBatch.
 type DecodeBatchParams struct {
 	// Raw A boolean flag that accepts exactly `true`, `false`, `1` and `0`
@@ -1379,6 +1481,9 @@ type GetHealth200JSONResponseBodyDemo bool
 // GetHealth200JSONResponseBodyRedis defines parameters for GetHealth.
 type GetHealth200JSONResponseBodyRedis string
 
+// GetHealth200JSONResponseBodySnapshotLoading defines parameters for GetHealth.
+type GetHealth200JSONResponseBodySnapshotLoading bool
+
 // GetHealth200JSONResponseBodySnapshotMode defines parameters for GetHealth.
 type GetHealth200JSONResponseBodySnapshotMode string
 
@@ -1441,12 +1546,17 @@ type GetHealth200JSONResponseBody struct {
 		// AgeDays Days since `date`; null when not available.
 		AgeDays *int `json:"age_days"`
 
-		// Available False when the snapshot file is missing or unusable (the start-up log says why).
+		// Available False when the snapshot file is missing or unusable (the start-up log says why), and while it loads.
 		Available bool `json:"available"`
 
 		// Date The snapshot's data date (the newest CreatedOn/UpdatedOn it holds); null when not available.
-		Date *openapi_types.Date                      `json:"date"`
-		Mode GetHealth200JSONResponseBodySnapshotMode `json:"mode"`
+		Date *openapi_types.Date `json:"date"`
+
+		// Loading Present while the snapshot file is still being read at start
+		// (a few seconds): the status is not `degraded` for it, and
+		// `/readyz` answers 503 `loading` meanwhile.
+		Loading *GetHealth200JSONResponseBodySnapshotLoading `json:"loading,omitempty"`
+		Mode    GetHealth200JSONResponseBodySnapshotMode     `json:"mode"`
 
 		// Warning Present when the snapshot is older than 120 days.
 		Warning *string `json:"warning,omitempty"`
@@ -1475,6 +1585,9 @@ type GetHealth503JSONResponseBodyDemo bool
 
 // GetHealth503JSONResponseBodyRedis defines parameters for GetHealth.
 type GetHealth503JSONResponseBodyRedis string
+
+// GetHealth503JSONResponseBodySnapshotLoading defines parameters for GetHealth.
+type GetHealth503JSONResponseBodySnapshotLoading bool
 
 // GetHealth503JSONResponseBodySnapshotMode defines parameters for GetHealth.
 type GetHealth503JSONResponseBodySnapshotMode string
@@ -1546,6 +1659,68 @@ func (t BatchResponse_Results_Item) MarshalJSON() ([]byte, error) {
 }
 
 func (t *BatchResponse_Results_Item) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsProbeLoading returns the union data inside the Readyz503JSONResponseBody as a ProbeLoading
+func (t Readyz503JSONResponseBody) AsProbeLoading() (ProbeLoading, error) {
+	var body ProbeLoading
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProbeLoading overwrites any union data inside the Readyz503JSONResponseBody as the provided ProbeLoading
+func (t *Readyz503JSONResponseBody) FromProbeLoading(v ProbeLoading) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProbeLoading performs a merge with any union data inside the Readyz503JSONResponseBody, using the provided ProbeLoading
+func (t *Readyz503JSONResponseBody) MergeProbeLoading(v ProbeLoading) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsProbeUnavailable returns the union data inside the Readyz503JSONResponseBody as a ProbeUnavailable
+func (t Readyz503JSONResponseBody) AsProbeUnavailable() (ProbeUnavailable, error) {
+	var body ProbeUnavailable
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProbeUnavailable overwrites any union data inside the Readyz503JSONResponseBody as the provided ProbeUnavailable
+func (t *Readyz503JSONResponseBody) FromProbeUnavailable(v ProbeUnavailable) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProbeUnavailable performs a merge with any union data inside the Readyz503JSONResponseBody, using the provided ProbeUnavailable
+func (t *Readyz503JSONResponseBody) MergeProbeUnavailable(v ProbeUnavailable) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Readyz503JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *Readyz503JSONResponseBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -1837,6 +2012,10 @@ type ClientInterface interface {
 	//
 	// 200 while the cache file answers, 503 otherwise. It never looks at the
 	// upstream, so an upstream outage keeps pods serving from the cache.
+	// While the vPIC snapshot (`VPIC_SNAPSHOT_PATH`, unless
+	// `VPIC_SNAPSHOT_MODE=off`) is still being read at start, a few seconds,
+	// it answers 503 `{"status": "loading", "reason": "vPIC snapshot
+	// loading"}`: a new pod takes traffic only once it answers as it will.
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, params *ReadyzParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1941,6 +2120,10 @@ func (c *Client) Metrics(ctx context.Context, params *MetricsParams, reqEditors 
 //
 // 200 while the cache file answers, 503 otherwise. It never looks at the
 // upstream, so an upstream outage keeps pods serving from the cache.
+// While the vPIC snapshot (`VPIC_SNAPSHOT_PATH`, unless
+// `VPIC_SNAPSHOT_MODE=off`) is still being read at start, a few seconds,
+// it answers 503 `{"status": "loading", "reason": "vPIC snapshot
+// loading"}`: a new pod takes traffic only once it answers as it will.
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, params *ReadyzParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2493,6 +2676,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// 200 while the cache file answers, 503 otherwise. It never looks at the
 	// upstream, so an upstream outage keeps pods serving from the cache.
+	// While the vPIC snapshot (`VPIC_SNAPSHOT_PATH`, unless
+	// `VPIC_SNAPSHOT_MODE=off`) is still being read at start, a few seconds,
+	// it answers 503 `{"status": "loading", "reason": "vPIC snapshot
+	// loading"}`: a new pod takes traffic only once it answers as it will.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2669,7 +2856,7 @@ type ReadyzResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ProbeStatus
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ProbeUnavailable
+	JSON503 *Readyz503JSONResponseBody
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ReadyzResponse200Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -2682,7 +2869,7 @@ func (r ReadyzResponse) GetJSON200() *ProbeStatus {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ReadyzResponse) GetJSON503() *ProbeUnavailable {
+func (r ReadyzResponse) GetJSON503() *Readyz503JSONResponseBody {
 	return r.JSON503
 }
 
@@ -3052,12 +3239,17 @@ type GetHealthResponse struct {
 			// AgeDays Days since `date`; null when not available.
 			AgeDays *int `json:"age_days"`
 
-			// Available False when the snapshot file is missing or unusable (the start-up log says why).
+			// Available False when the snapshot file is missing or unusable (the start-up log says why), and while it loads.
 			Available bool `json:"available"`
 
 			// Date The snapshot's data date (the newest CreatedOn/UpdatedOn it holds); null when not available.
-			Date *openapi_types.Date                      `json:"date"`
-			Mode GetHealth503JSONResponseBodySnapshotMode `json:"mode"`
+			Date *openapi_types.Date `json:"date"`
+
+			// Loading Present while the snapshot file is still being read at start
+			// (a few seconds): the status is not `degraded` for it, and
+			// `/readyz` answers 503 `loading` meanwhile.
+			Loading *GetHealth503JSONResponseBodySnapshotLoading `json:"loading,omitempty"`
+			Mode    GetHealth503JSONResponseBodySnapshotMode     `json:"mode"`
 
 			// Warning Present when the snapshot is older than 120 days.
 			Warning *string `json:"warning,omitempty"`
@@ -3119,12 +3311,17 @@ func (r GetHealthResponse) GetJSON503() *struct {
 		// AgeDays Days since `date`; null when not available.
 		AgeDays *int `json:"age_days"`
 
-		// Available False when the snapshot file is missing or unusable (the start-up log says why).
+		// Available False when the snapshot file is missing or unusable (the start-up log says why), and while it loads.
 		Available bool `json:"available"`
 
 		// Date The snapshot's data date (the newest CreatedOn/UpdatedOn it holds); null when not available.
-		Date *openapi_types.Date                      `json:"date"`
-		Mode GetHealth503JSONResponseBodySnapshotMode `json:"mode"`
+		Date *openapi_types.Date `json:"date"`
+
+		// Loading Present while the snapshot file is still being read at start
+		// (a few seconds): the status is not `degraded` for it, and
+		// `/readyz` answers 503 `loading` meanwhile.
+		Loading *GetHealth503JSONResponseBodySnapshotLoading `json:"loading,omitempty"`
+		Mode    GetHealth503JSONResponseBodySnapshotMode     `json:"mode"`
 
 		// Warning Present when the snapshot is older than 120 days.
 		Warning *string `json:"warning,omitempty"`
@@ -3216,6 +3413,10 @@ func (c *ClientWithResponses) MetricsWithResponse(ctx context.Context, params *M
 //
 // 200 while the cache file answers, 503 otherwise. It never looks at the
 // upstream, so an upstream outage keeps pods serving from the cache.
+// While the vPIC snapshot (`VPIC_SNAPSHOT_PATH`, unless
+// `VPIC_SNAPSHOT_MODE=off`) is still being read at start, a few seconds,
+// it answers 503 `{"status": "loading", "reason": "vPIC snapshot
+// loading"}`: a new pod takes traffic only once it answers as it will.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3410,7 +3611,7 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ProbeUnavailable
+		var dest Readyz503JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3910,12 +4111,17 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 				// AgeDays Days since `date`; null when not available.
 				AgeDays *int `json:"age_days"`
 
-				// Available False when the snapshot file is missing or unusable (the start-up log says why).
+				// Available False when the snapshot file is missing or unusable (the start-up log says why), and while it loads.
 				Available bool `json:"available"`
 
 				// Date The snapshot's data date (the newest CreatedOn/UpdatedOn it holds); null when not available.
-				Date *openapi_types.Date                      `json:"date"`
-				Mode GetHealth503JSONResponseBodySnapshotMode `json:"mode"`
+				Date *openapi_types.Date `json:"date"`
+
+				// Loading Present while the snapshot file is still being read at start
+				// (a few seconds): the status is not `degraded` for it, and
+				// `/readyz` answers 503 `loading` meanwhile.
+				Loading *GetHealth503JSONResponseBodySnapshotLoading `json:"loading,omitempty"`
+				Mode    GetHealth503JSONResponseBodySnapshotMode     `json:"mode"`
 
 				// Warning Present when the snapshot is older than 120 days.
 				Warning *string `json:"warning,omitempty"`

@@ -239,8 +239,10 @@ func sharedDecodes(cfg config.Config, shared *cluster.Redis, store *cache.Cache,
 
 // loadSnapshot opens the vPIC snapshot VPIC_SNAPSHOT_PATH names, unless
 // VPIC_SNAPSHOT_MODE is off, in the background: loading takes seconds (more
-// under the race detector), and the service serves cache hits and vPIC's
-// answers meanwhile. When it is loaded the decoder gets it. A missing,
+// under the race detector). Meanwhile /readyz answers 503 "loading", so
+// Kubernetes sends no traffic yet; a request that comes anyway gets cache
+// hits and vPIC's answers, or in only mode waits for the load (at most
+// UPSTREAM_TIMEOUT). When it is loaded the decoder gets it. A missing,
 // corrupt or wrong-schema file is logged with the reason and the service
 // runs without it (health: available false); a snapshot older than
 // vin.SnapshotMaxAge is a warning. The returned func waits for the load
@@ -253,11 +255,16 @@ func loadSnapshot(ctx context.Context, cfg config.Config, dec *vin.Decoder, logg
 	}
 	var db *vpicdb.DB
 	done := make(chan struct{})
+	// Not ready while loading; in only mode a decode waits for the load
+	// (decisions.md, "vinsvc: snapshot answers as vPIC gives them").
+	dec.ExpectSnapshot(cfg.UpstreamTimeout)
 	go func() {
 		defer close(done)
 		var err error
 		db, err = vpicdb.Open(ctx, cfg.SnapshotPath, logger)
 		if err != nil {
+			db = nil
+			dec.SnapshotLoaded(nil)
 			msg := "vPIC snapshot not available; decoding without it"
 			if errors.Is(err, vpicdb.ErrMissing) {
 				msg += " (run make vpic-snapshot to fetch it)"
@@ -271,7 +278,7 @@ func loadSnapshot(ctx context.Context, cfg config.Config, dec *vin.Decoder, logg
 			logger.Warn("vPIC snapshot is stale: refresh it (docs/operations.md)", "date", date.Format(time.DateOnly),
 				"age_days", int(time.Since(date).Hours()/24))
 		}
-		dec.SetSnapshot(db)
+		dec.SnapshotLoaded(db)
 	}()
 	return func() {
 		<-done

@@ -160,3 +160,50 @@ func TestRunBadSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSnapshotReadiness starts the service in only mode on the real
+// snapshot, which takes seconds to load (BenchmarkOpen: 2.5-3.5 s), and
+// reads it while it loads: /readyz answers 503 loading, health stays 200
+// (no flap), and a decode sent meanwhile waits for the load and is
+// answered from the snapshot, never 500 (decisions.md, "vinsvc: snapshot
+// answers as vPIC gives them"). Then the pod is ready.
+func TestRunSnapshotReadiness(t *testing.T) {
+	snap := snapshotPath(t)
+	up := vpictest.New(t)
+	base, _, logs := start(t, map[string]string{
+		"VPIC_BASE_URL": up.BaseURL(), "CACHE_PATH": filepath.Join(t.TempDir(), "c.db"),
+		"VPIC_SNAPSHOT_PATH": snap, "VPIC_SNAPSHOT_MODE": "only", "UPSTREAM_TIMEOUT": "60s",
+	})
+	resp, body := get(t, base+"/readyz", nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || strings.TrimSpace(string(body)) != `{"status":"loading","reason":"vPIC snapshot loading"}` {
+		t.Fatalf("readyz right after start = %d %s, want 503 loading (did the snapshot load in under a poll?)\n%s", resp.StatusCode, body, logs)
+	}
+	decoded := make(chan string, 1)
+	go func() {
+		resp, body := get(t, base+"/v1/decode?vin="+vpictest.VINHondaAccord, map[string]string{"X-Gateway-Proxy-Secret": "dev-proxy-secret"})
+		decoded <- resp.Status + " " + resp.Header.Get("X-Data-Source") + " " + string(body)
+	}()
+	loading := 0
+	for {
+		resp, body := get(t, base+"/v1/health", nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("health during the load = %d %s, want 200\n%s", resp.StatusCode, body, logs)
+		}
+		if !strings.Contains(string(body), `"loading":true`) {
+			break
+		}
+		loading++
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := <-decoded
+	if !strings.HasPrefix(got, "200 OK NHTSA vPIC snapshot 20") {
+		t.Errorf("decode sent during the load = %s, want 200 from the snapshot", got)
+	}
+	if resp, body := get(t, base+"/readyz", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("readyz after the load = %d %s, want 200", resp.StatusCode, body)
+	}
+	t.Logf("health answered 200 with loading true %d times during the load", loading)
+	if up.CallCount() != 0 {
+		t.Errorf("only mode called vPIC %d times", up.CallCount())
+	}
+}

@@ -31,13 +31,14 @@ type healthJSON struct {
 type snapshotJSON struct {
 	Mode      string  `json:"mode"`
 	Available bool    `json:"available"`
-	Date      *string `json:"date"` // YYYY-MM-DD; null when not available
+	Loading   bool    `json:"loading,omitempty"` // the file is still being read at start
+	Date      *string `json:"date"`              // YYYY-MM-DD; null when not available
 	AgeDays   *int    `json:"age_days"`
 	Warning   string  `json:"warning,omitempty"`
 }
 
 func fromSnapshot(info vin.SnapshotInfo, now time.Time) snapshotJSON {
-	out := snapshotJSON{Mode: string(info.Mode), Available: info.Available}
+	out := snapshotJSON{Mode: string(info.Mode), Available: info.Available, Loading: info.Loading}
 	if !info.Available {
 		return out
 	}
@@ -94,8 +95,10 @@ func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, shared Shar
 		}
 		snap := dec.Snapshot()
 		body.Snapshot = fromSnapshot(snap, now())
-		// The snapshot answers while vPIC is unreachable (unless it is off).
-		answers := up.Reachable || snap.Available && snap.Mode != vin.SnapshotOff
+		// The snapshot answers while vPIC is unreachable (unless it is off);
+		// one still loading at start is not a failure: the readiness probe
+		// keeps traffic away until it is there.
+		answers := up.Reachable || (snap.Available || snap.Loading) && snap.Mode != vin.SnapshotOff
 		status := http.StatusOK
 		if cacheErr != nil || !answers {
 			body.Status, status = "degraded", http.StatusServiceUnavailable
@@ -113,3 +116,24 @@ func round(f float64, places int) float64 {
 // readyTimeout bounds the readiness probe's check of the service's own
 // store.
 const readyTimeout = time.Second
+
+// probeLoading is the readiness probe's answer while the snapshot loads.
+type probeLoading struct {
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+}
+
+// handleReady serves GET /readyz: 503 {"status":"loading","reason":"vPIC
+// snapshot loading"} while the configured snapshot is still being read at
+// start (decisions.md, "vinsvc: snapshot answers as vPIC gives them"), so
+// that a new pod takes traffic only once it answers as it will; then ready
+// as the cache store says.
+func handleReady(dec Decoder, ready echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if dec.Snapshot().Loading {
+			c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+			return c.JSON(http.StatusServiceUnavailable, probeLoading{Status: "loading", Reason: "vPIC snapshot loading"})
+		}
+		return ready(c)
+	}
+}

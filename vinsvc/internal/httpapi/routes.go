@@ -28,6 +28,6 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, proxySecrets []string, dec Dec
 	// cache serves while the upstream is down, and the service runs on its
 	// own while Redis is.
 	e.GET("/livez", observe.Livez())
-	e.GET("/readyz", observe.Readyz(store.Check, readyTimeout, "cache store unavailable", logger))
+	e.GET("/readyz", handleReady(dec, observe.Readyz(store.Check, readyTimeout, "cache store unavailable", logger)))
 	e.GET("/metrics", echo.WrapHandler(observe.Handler(reg)))
 }

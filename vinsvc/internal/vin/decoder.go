@@ -67,6 +67,11 @@ type Decoder struct {
 	snapMode  SnapshotMode
 	snapAfter time.Duration
 	snapTTL   time.Duration
+	// loaded is closed when the snapshot being loaded is ready or has
+	// failed (ExpectSnapshot, SnapshotLoaded); nil when none is expected.
+	// Set before the Decoder serves, read after.
+	loaded   chan struct{}
+	loadWait time.Duration
 	// Answers by source, and snapshot reads that failed (not counting
 	// VINs the snapshot does not know).
 	fromVPIC, fromSnapshot, snapErrors atomic.Uint64
@@ -242,8 +247,8 @@ func (d *Decoder) snapshotFor(ctx context.Context, v string) (Outcome, bool) {
 // fromSnapshotStored answers v from the snapshot and caches the answer for
 // the snapshot's lifetime (SnapshotOnly mode).
 func (d *Decoder) fromSnapshotStored(ctx context.Context, v string) Outcome {
-	if d.snapshot() == nil {
-		return Outcome{Err: fmt.Errorf("%w: the vPIC snapshot is not available (missing, unusable or still loading) and VPIC_SNAPSHOT_MODE is only", ErrUpstream)}
+	if d.snapshot() == nil && !d.awaitSnapshot(ctx) {
+		return Outcome{Err: fmt.Errorf("%w: the vPIC snapshot is not available (missing, unusable, or still loading after the wait) and VPIC_SNAPSHOT_MODE is only", ErrUpstream)}
 	}
 	if dec, ok := d.cached(ctx, v, true); ok { // another request stored it meanwhile
 		return Outcome{Decoded: dec, Cached: true}
@@ -399,9 +404,59 @@ func (d *Decoder) snapshot() Snapshot {
 // concurrent use; s must not be nil.
 func (d *Decoder) SetSnapshot(s Snapshot) { d.snap.Store(&snapshotRef{s}) }
 
+// ExpectSnapshot tells the Decoder, before it serves, that a snapshot is
+// loading (decisions.md, "vinsvc: snapshot answers as vPIC gives them"):
+// until SnapshotLoaded, Snapshot reports Loading (the readiness probe's
+// 503), and in SnapshotOnly mode a miss waits for the snapshot, at most
+// wait, instead of failing.
+func (d *Decoder) ExpectSnapshot(wait time.Duration) {
+	d.loaded, d.loadWait = make(chan struct{}), wait
+}
+
+// SnapshotLoaded ends the load ExpectSnapshot announced: s is the snapshot,
+// nil when it could not be opened (the Decoder then goes on without one).
+// Call it once.
+func (d *Decoder) SnapshotLoaded(s Snapshot) {
+	if s != nil {
+		d.SetSnapshot(s)
+	}
+	if d.loaded != nil {
+		close(d.loaded)
+	}
+}
+
+// loading reports whether an expected snapshot is still loading.
+func (d *Decoder) loading() bool {
+	if d.loaded == nil {
+		return false
+	}
+	select {
+	case <-d.loaded:
+		return false
+	default:
+		return true
+	}
+}
+
+// awaitSnapshot waits, at most the load's wait and while ctx lasts, for a
+// loading snapshot, and reports whether there is one now.
+func (d *Decoder) awaitSnapshot(ctx context.Context) bool {
+	if !d.loading() {
+		return d.snapshot() != nil
+	}
+	t := time.NewTimer(d.loadWait)
+	defer t.Stop()
+	select {
+	case <-d.loaded:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return d.snapshot() != nil
+}
+
 // Snapshot describes the snapshot for the health report.
 func (d *Decoder) Snapshot() SnapshotInfo {
-	info := SnapshotInfo{Mode: d.snapMode}
+	info := SnapshotInfo{Mode: d.snapMode, Loading: d.loading()}
 	if snap := d.snapshot(); snap != nil {
 		info.Available, info.Date = true, snap.Date()
 	}

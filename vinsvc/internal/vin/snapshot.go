@@ -68,6 +68,9 @@ func SnapshotStale(date, now time.Time) bool { return now.Sub(date) > SnapshotMa
 type SnapshotInfo struct {
 	Mode      SnapshotMode
 	Available bool
+	// Loading is true while the snapshot file is being read (ExpectSnapshot
+	// was called and SnapshotLoaded not yet).
+	Loading bool
 	// Date is the snapshot's data date; zero when it is not available.
 	Date time.Time
 }
