@@ -163,7 +163,33 @@ var reasons = map[string]string{
 		"recently entered (CreatedOn), then the shortest key; corgi ranks by element weight and its own confidence",
 	"no-match": "no pattern that matches the VIN under vPIC's key rules offers corgi's value (corgi checks only position 11 " +
 		"of a key with '|', and its model year can differ)",
+	"vocabulary": "vPIC has renamed the value since the snapshot was cut; the decoder answers the current name " +
+		"(vocabulary.json), corgi the snapshot's",
 }
+
+// renamedFrom maps each current name vocabulary.json gives to the name the
+// snapshot stores for the same Id (testdata/vocabulary-research.json).
+var renamedFrom = func() map[string]string {
+	raw, err := os.ReadFile("testdata/vocabulary-research.json")
+	if err != nil {
+		panic(err)
+	}
+	var research struct {
+		Variables []struct {
+			Renamed []struct{ Snapshot, Live string } `json:"renamed"`
+		} `json:"variables"`
+	}
+	if err := json.Unmarshal(raw, &research); err != nil {
+		panic(err)
+	}
+	m := map[string]string{}
+	for _, v := range research.Variables {
+		for _, r := range v.Renamed {
+			m[strings.ToLower(r.Live)] = r.Snapshot
+		}
+	}
+	return m
+}()
 
 // verdict is one disagreement: which side follows vPIC's rules, and why.
 type verdict struct {
@@ -323,6 +349,9 @@ func judge(v verdict, exp vpicdb.Explanation, yearExplained bool) (right, why st
 	}
 	if yearExplained {
 		return "ours", "follows-year"
+	}
+	if old, ok := renamedFrom[strings.ToLower(v.ours)]; ok && sameText(old, v.corgi) {
+		return "ours", "vocabulary"
 	}
 	tr, traced := exp.Fields[v.field]
 	matched := keyMatches(tr.Key, v.vin)

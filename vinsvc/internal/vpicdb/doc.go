@@ -84,11 +84,15 @@
 //     have no PublicAvailabilityDate and so are not decoded; NHTSA's own
 //     rows end on 2026-02-17. Live vPIC changes monthly; the snapshot does
 //     not, so answers age: newer models and WMIs are unknown, and changed
-//     names stay old (Manufacturer "FORD MOTOR COMPANY" for 1FT where vPIC
-//     now says "FORD MOTOR COMPANY, USA"; BodyClass "Sport Utility Vehicle
-//     (SUV)/Multi-Purpose Vehicle (MPV)" for "Sport Utility Vehicle
-//     [SUV]/Multipurpose Vehicle [MPV]"; VehicleType "TRUCK" without vPIC's
-//     trailing space).
+//     manufacturer names stay old (Manufacturer "FORD MOTOR COMPANY" for
+//     1FT where vPIC now says "FORD MOTOR COMPANY, USA"; VehicleType
+//     "TRUCK" without vPIC's trailing space). Lookup values vPIC has
+//     renamed since (BodyClass "Sport Utility Vehicle (SUV)/Multi-Purpose
+//     Vehicle (MPV)", now "Sport Utility Vehicle [SUV]/Multipurpose Vehicle
+//     [MPV]", and 21 more) are answered in vPIC's current names:
+//     vocabulary.json lists them by table and Id, with its source, and Open
+//     applies it (TestVocabularyCurrent holds every lookup name against
+//     vPIC's current lists).
 //   - The lite snapshot is about half of vPIC: Pattern keeps 27 of the
 //     elements (model, body, engine, plant, GVWR, ...; 800k of 1.67M rows),
 //     and the DefaultValue, vehicle-spec, VinException, ErrorCode and

@@ -3,6 +3,7 @@ package vpicdb
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -143,3 +144,9 @@ func ModelYears(db *DB, v string, calendarYear int) (years []int, conclusive boo
 
 // ParseStamp reads one of vPIC's timestamps as Unix microseconds.
 func ParseStamp(v string) (int64, bool) { return parseStamp(v) }
+
+// LookupNames returns the names the decoder answers for table's Ids (the
+// snapshot's, renamed by vocabulary.json); nil when it did not load table.
+func LookupNames(db *DB, table string) map[int32]string {
+	return db.snap.tables[strings.ToLower(table)]
+}

@@ -193,8 +193,14 @@ func (s *snapshot) loadElements(ctx context.Context, db *sql.DB, _ tableSet) err
 }
 
 // loadNames reads the name tables: Make, Manufacturer, VehicleType and
-// every lookup table an element names that the snapshot has.
+// every lookup table an element names that the snapshot has, with the
+// names vPIC has since changed replaced by its current ones
+// (vocabulary.json).
 func (s *snapshot) loadNames(ctx context.Context, db *sql.DB, ts tableSet) error {
+	vocab, err := readVocabulary(vocabularyJSON)
+	if err != nil {
+		return err
+	}
 	s.tables = map[string]map[int32]string{}
 	need := []string{"Make", "Manufacturer", "VehicleType"}
 	for _, e := range s.elements {
@@ -211,6 +217,7 @@ func (s *snapshot) loadNames(ctx context.Context, db *sql.DB, ts tableSet) error
 		if err != nil {
 			return err
 		}
+		vocab.rename(t, m) // vPIC's current names (vocabulary.json)
 		s.tables[t] = m
 	}
 	s.linkNames()

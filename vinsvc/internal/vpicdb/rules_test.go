@@ -231,7 +231,7 @@ func TestRecordedAnswers(t *testing.T) {
 			"Make": "VOLKSWAGEN", "Manufacturer": "VOLKSWAGEN DE MEXICO SA DE CV", "Model": "Tiguan", "ModelYear": "2022",
 			"VehicleType": "MULTIPURPOSE PASSENGER VEHICLE (MPV)", "BodyClass": "Sport Utility Vehicle [SUV]/Multipurpose Vehicle [MPV]",
 			"Trim": "SE", "DisplacementCI": "122.04748818946", "PlantCity": "PUEBLA", "ErrorCode": "0",
-		}, map[string]string{"BodyClass": "the snapshot spells it Sport Utility Vehicle (SUV)/Multi-Purpose Vehicle (MPV), as vPIC did before 2026"}},
+		}, nil},
 		{"R4", "KMHC85LCXHU026758", map[string]string{
 			"Make": "HYUNDAI", "Manufacturer": "HYUNDAI MOTOR CO", "Model": "Ioniq", "ModelYear": "2017",
 			"VehicleType": "PASSENGER CAR", "BodyClass": "Hatchback/Liftback/Notchback", "Trim": "SEL",
