@@ -81,14 +81,16 @@ type yearPlan struct {
 // years. Position 10 names a year of 2010-2039. For passenger cars, MPVs
 // and light trucks (by the WMI's vehicle type) position 7 decides between
 // the two 30-year cycles (49 CFR 565.15: a digit means 1980-2009, a letter
-// 2010-2039), and a year later than the year after next is taken 30 years
-// earlier. That leaves other vehicles (heavy trucks, buses, motorcycles,
+// 2010-2039), and a year later than next calendar year is taken 30 years
+// earlier (decisions.md, "vinsvc: snapshot answers as vPIC gives them":
+// live vPIC decodes a 1998 trailer's "W" as 1998 in 2026, not 2028). That leaves other vehicles (heavy trucks, buses, motorcycles,
 // trailers), where position 7 tells nothing, with two candidates: vPIC
 // decodes both and keeps the better decode (see score), the later year
 // when they decode equally well, and says the year may be incorrect. (The
-// year after next, not next year, is vPIC's limit, read from NOW() + 2
-// years in fVinModelYear2.) When position 7 did decide, a year without any
-// schema for the WMI yields to the other cycle's year if that has one.
+// published fVinModelYear2 reads NOW() + 2 years; the live service's
+// answers keep to next year, and they are what the snapshot must match.)
+// When position 7 did decide, a year without any schema for the WMI
+// yields to the other cycle's year if that has one.
 func (d *decoder) years() yearPlan {
 	my := yearOf(d.vin[9])
 	if my == 0 {
@@ -103,14 +105,14 @@ func (d *decoder) years() yearPlan {
 	case carLT && pos7 >= 'A' && pos7 <= 'Z':
 		conclusive = true
 	}
-	if my > d.year+2 {
+	if my > d.year+1 {
 		my -= 30
 		conclusive = true
 	}
 	if !conclusive {
 		return yearPlan{year: my, other: my - 30}
 	}
-	limit, alt := d.year+2, 0
+	limit, alt := d.year+1, 0
 	switch {
 	case my >= 1980 && my <= limit-30:
 		alt = my + 30

@@ -149,7 +149,6 @@ func same(a, b any) bool {
 var reasons = map[string]string{
 	"two-cycles": "position 7 tells the 30-year cycle only for cars, MPVs and light trucks (49 CFR 565.15); for others vPIC " +
 		"decodes both candidate years and keeps the better decode, the later year on a tie; corgi applies position 7 to every vehicle",
-	"window":       "vPIC reads position 10 as a year up to the year after next; corgi only up to next year",
 	"no-schema":    "position 7's year has no VIN schema for the WMI, so vPIC decodes the other 30-year cycle's year, which has one",
 	"follows-year": "the model years differ (see this VIN's ModelYear row), so the values come from another year's schemas",
 	"conversion":   "vPIC derives a missing displacement unit from another (its Conversion table); corgi does not convert",
@@ -449,8 +448,6 @@ func judgeYear(v verdict, exp vpicdb.Explanation) (string, string) {
 		return "ours", "two-cycles"
 	case exp.Moved:
 		return "ours", "no-schema"
-	case ours == testNow.Year()+2:
-		return "ours", "window"
 	}
 	return "?", ""
 }

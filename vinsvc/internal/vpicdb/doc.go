@@ -28,7 +28,8 @@
 //   - Model year (research §6.2): position 10 names a year of 2010-2039.
 //     For passenger cars, MPVs and light trucks (WMI VehicleTypeId 2 or 7,
 //     or 3 with TruckTypeId 1) a digit in position 7 means 30 years
-//     earlier. A year later than the year after next is 30 years earlier.
+//     earlier. A year later than next calendar year is 30 years earlier
+//     (live vPIC's answers; the published procedure allows one more).
 //     Otherwise, when position 7 tells nothing (heavy trucks, buses,
 //     motorcycles, trailers), both candidates are decoded and the better
 //     decode wins (fewer and lighter error codes, then heavier decoded
@@ -105,7 +106,7 @@
 //     candidate model years.
 //   - There is no caller model year (vPIC's modelyear parameter, code 12)
 //     and no partial VIN: Decode takes a full valid VIN.
-//   - The model-year window moves with the clock: "the year after next" is
+//   - The model-year window moves with the clock: "next calendar year" is
 //     taken from the time of the decode.
 //
 // # Figures

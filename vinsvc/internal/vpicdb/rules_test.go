@@ -84,7 +84,7 @@ func TestErrorCodes(t *testing.T) {
 
 // TestModelYears checks position 10 and the rules around it (research
 // §6.2): position 7 for cars, MPVs and light trucks; two candidates
-// otherwise; the window up to the year after next; the other cycle when
+// otherwise; the window up to next calendar year; the other cycle when
 // the WMI has no schema for position 7's year; none for '0'.
 func TestModelYears(t *testing.T) {
 	db := mustOpenShared(t)
@@ -99,8 +99,8 @@ func TestModelYears(t *testing.T) {
 		{"mpv-letter-in-7", "3VV3B7AXXNM077525", 2026, []int{2022}, true},
 		{"car-letter-in-7", "KMHC85LCXHU026758", 2026, []int{2017}, true},
 		{"truck-two-candidates", "1FTMW1T88MFA00001", 2026, []int{2021, 1991}, false},
-		{"motorcycle-window-open", "143MB2832WD882464", 2026, []int{2028, 1998}, false},
-		{"motorcycle-window-closed", "143MB2832WD882464", 2025, []int{1998}, true},
+		{"motorcycle-window-open", "143MB2832WD882464", 2027, []int{2028, 1998}, false},
+		{"motorcycle-window-closed", "143MB2832WD882464", 2026, []int{1998}, true},
 		{"no-schema-other-cycle", "1G3WH5ZM4RD123456", 2026, []int{1994}, true},
 		{"schema-for-position-7", "1G3WH52M1RD123456", 2026, []int{1994}, true},
 		{"position-10-zero", "3VW3564650M388202", 2026, nil, true},
@@ -114,16 +114,18 @@ func TestModelYears(t *testing.T) {
 	}
 }
 
-// TestUncertainModelYear: when two years were decoded the answer says so,
-// and vPIC keeps the later year when both decode equally well.
+// TestUncertainModelYear: when two years were decoded the answer says so;
+// a year past next calendar year is not one of them (a 1998 motorcycle,
+// "W", decoded in 2026, is 1998: live vPIC's answer, not 2028).
 func TestUncertainModelYear(t *testing.T) {
 	db := mustOpenShared(t)
-	res, flat := mustDecode(t, db, "143MB2832WD882464")
-	if *res.ModelYear != "2028" {
-		t.Errorf("Decode(143MB2832WD882464) ModelYear = %v, want 2028 (the later of two equal decodes)", *res.ModelYear)
+	res, flat := mustDecode(t, db, "1FTMW1T88MFA00001")
+	if *res.ModelYear != "2021" || !strings.Contains(flat["AdditionalErrorText"], "The Model Year decoded for this VIN may be incorrect.") {
+		t.Errorf("Decode(1FTMW1T88MFA00001) ModelYear = %v, AdditionalErrorText %q, want 2021 and the uncertain-year warning", *res.ModelYear, flat["AdditionalErrorText"])
 	}
-	if !strings.Contains(flat["AdditionalErrorText"], "The Model Year decoded for this VIN may be incorrect.") {
-		t.Errorf("AdditionalErrorText = %q, want the uncertain-year warning", flat["AdditionalErrorText"])
+	res, flat = mustDecode(t, db, "143MB2832WD882464")
+	if *res.ModelYear != "1998" || strings.Contains(flat["AdditionalErrorText"], "may be incorrect") {
+		t.Errorf("Decode(143MB2832WD882464) in 2026 ModelYear = %v, AdditionalErrorText %q, want 1998 without a warning", *res.ModelYear, flat["AdditionalErrorText"])
 	}
 }
 
