@@ -50,10 +50,10 @@ var realFields = []realField{
 	{"Manufacturer", true, 0.995, 0.99, func(r vin.Result) any { return r.ManufacturerName }},
 	{"VehicleType", true, 0.998, 0.99, func(r vin.Result) any { return r.VehicleType }},
 	{"BodyClass", true, 0.996, 0.99, func(r vin.Result) any { return r.BodyClass }},
-	{"Trim", false, 0.992, 0.97, func(r vin.Result) any { return r.Trim }},
+	{"Trim", false, 0.993, 0.97, func(r vin.Result) any { return r.Trim }},
 	{"Series", false, 0.997, 0.97, func(r vin.Result) any { return r.Series }},
 	{"DriveType", false, 0.999, 0.97, func(r vin.Result) any { return r.DriveType }},
-	{"DisplacementCC", false, 0.96, 0.97, func(r vin.Result) any { return r.EngineDisplacementCC }},
+	{"DisplacementCC", false, 0.963, 0.97, func(r vin.Result) any { return r.EngineDisplacementCC }},
 	{"DisplacementL", false, 0.997, 0.97, func(r vin.Result) any { return r.EngineDisplacementL }},
 	{"EngineCylinders", false, 0.999, 0.97, func(r vin.Result) any { return r.EngineCylinders }},
 	{"FuelTypePrimary", false, 0.998, 0.97, func(r vin.Result) any { return r.FuelTypePrimary }},
@@ -62,7 +62,7 @@ var realFields = []realField{
 	{"PlantCity", false, 0.998, 0.97, func(r vin.Result) any { return r.PlantCity }},
 	{"PlantState", false, 0.997, 0.97, func(r vin.Result) any { return r.PlantState }},
 	{"PlantCountry", false, 0.999, 0.97, func(r vin.Result) any { return r.PlantCountry }},
-	{"ErrorCode", false, 0.645, 0.90, func(r vin.Result) any { return r.ErrorCode }},
+	{"ErrorCode", false, 0.905, 0.90, func(r vin.Result) any { return r.ErrorCode }},
 }
 
 // sameLive compares the snapshot's value with a recorded one as the
