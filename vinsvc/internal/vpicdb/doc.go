@@ -106,8 +106,9 @@
 //     14 and 2-5 where live vPIC answers "0" (KMHC85LCXHU026758: "0,14",
 //     live "0"): on 1,040 recorded live answers, 349 times against 3 right.
 //     They are therefore answered only when the check digit fails, where
-//     a wrong character is likely; otherwise they only weigh in the choice
-//     between two candidate model years. Without VinException, the VINs
+//     a wrong character is likely; otherwise they neither count nor weigh
+//     in the choice between two candidate model years. Without
+//     VinException, the VINs
 //     vPIC exempts from the check digit (2015 Jeep Renegades, 2016 Fiat
 //     500Xs, ...) answer code 1 where vPIC answers "0".
 //   - There is no caller model year (vPIC's modelyear parameter, code 12)

@@ -45,13 +45,13 @@ type realField struct {
 
 var realFields = []realField{
 	{"Make", true, 0.999, 0.99, func(r vin.Result) any { return r.Make }},
-	{"Model", true, 0.997, 0.99, func(r vin.Result) any { return r.Model }},
-	{"ModelYear", true, 0.998, 0.99, func(r vin.Result) any { return r.ModelYear }},
+	{"Model", true, 0.998, 0.99, func(r vin.Result) any { return r.Model }},
+	{"ModelYear", true, 0.999, 0.99, func(r vin.Result) any { return r.ModelYear }},
 	{"Manufacturer", true, 0.995, 0.99, func(r vin.Result) any { return r.ManufacturerName }},
 	{"VehicleType", true, 0.998, 0.99, func(r vin.Result) any { return r.VehicleType }},
-	{"BodyClass", true, 0.996, 0.99, func(r vin.Result) any { return r.BodyClass }},
-	{"Trim", false, 0.993, 0.97, func(r vin.Result) any { return r.Trim }},
-	{"Series", false, 0.997, 0.97, func(r vin.Result) any { return r.Series }},
+	{"BodyClass", true, 0.997, 0.99, func(r vin.Result) any { return r.BodyClass }},
+	{"Trim", false, 0.994, 0.97, func(r vin.Result) any { return r.Trim }},
+	{"Series", false, 0.998, 0.97, func(r vin.Result) any { return r.Series }},
 	{"DriveType", false, 0.999, 0.97, func(r vin.Result) any { return r.DriveType }},
 	{"DisplacementCC", false, 0.963, 0.97, func(r vin.Result) any { return r.EngineDisplacementCC }},
 	{"DisplacementL", false, 0.997, 0.97, func(r vin.Result) any { return r.EngineDisplacementL }},
