@@ -69,9 +69,10 @@ type importRule struct {
 // Test-support packages (a last path element ending in "test", such as
 // vpic/vpictest) are not listed: they may import anything.
 var importRules = []importRule{
-	{"vin", roleDomain, nil}, // domain: VINs, decode results, the Decoder over cache and upstream
+	{"vin", roleDomain, nil}, // domain: VINs, decode results, the flat record, the ports (Cache, Upstream, Snapshot)
 
-	{"ratelimit", roleCore, nil}, // core service: token buckets per plan and subscriber
+	{"decoding", roleCore, []string{"vin"}}, // core service: cache, shared upstream calls, the snapshot policy as decorators
+	{"ratelimit", roleCore, nil},            // core service: token buckets per plan and subscriber
 
 	{"cache", roleAdapter, []string{"vin"}},  // adapter: decoded VINs in a bbolt file
 	{"vpic", roleAdapter, []string{"vin"}},   // adapter: NHTSA's vPIC API

@@ -29,6 +29,7 @@ import (
 	"github.com/gatewayapis/vinsvc/internal/cache"
 	"github.com/gatewayapis/vinsvc/internal/cluster"
 	"github.com/gatewayapis/vinsvc/internal/config"
+	"github.com/gatewayapis/vinsvc/internal/decoding"
 	"github.com/gatewayapis/vinsvc/internal/httpapi"
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
 	"github.com/gatewayapis/vinsvc/internal/vin"
@@ -93,9 +94,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	client := vpic.NewClient(cfg.VPICBaseURL, cfg.UpstreamTimeout, cfg.UpstreamRetries, cfg.UpstreamMaxRPS,
 		logger, vpic.NewMetrics(reg), clientOptions(cfg, shared)...)
 	tiers, upstream := sharedDecodes(cfg, shared, store, client)
-	decoder := vin.NewDecoder(tiers, upstream, client.MaxCallDuration(), logger, time.Now,
-		vin.WithSnapshot(nil, cfg.SnapshotMode, cfg.SnapshotAfter, cfg.SnapshotCacheTTL))
-	defer loadSnapshot(ctx, cfg, decoder, logger)()
+	snapshots := decoding.NewSnapshots(nil, cfg.SnapshotMode, cfg.SnapshotCacheTTL, logger)
+	decoder := decoding.Compose(tiers, upstream, snapshots, cfg.SnapshotAfter, client.MaxCallDuration(), logger, time.Now)
+	defer loadSnapshot(ctx, cfg, snapshots, logger)()
 	monitor := vpic.NewMonitor(client.Ping, min(client.MaxCallDuration(), cfg.UpstreamCheckInterval), logger, time.Now)
 	limiter := newLimiter(cfg.RateLimits, shared)
 
@@ -248,7 +249,7 @@ func sharedDecodes(cfg config.Config, shared *cluster.Redis, store *cache.Cache,
 // vin.SnapshotMaxAge is a warning. The returned func waits for the load
 // (cut short by ctx) and closes the snapshot: call it once nothing decodes
 // any more.
-func loadSnapshot(ctx context.Context, cfg config.Config, dec *vin.Decoder, logger *slog.Logger) func() {
+func loadSnapshot(ctx context.Context, cfg config.Config, snapshots *decoding.Snapshots, logger *slog.Logger) func() {
 	if cfg.SnapshotMode == vin.SnapshotOff {
 		logger.Info("vPIC snapshot off (VPIC_SNAPSHOT_MODE=off)")
 		return func() {}
@@ -257,14 +258,14 @@ func loadSnapshot(ctx context.Context, cfg config.Config, dec *vin.Decoder, logg
 	done := make(chan struct{})
 	// Not ready while loading; in only mode a decode waits for the load
 	// (decisions.md, "vinsvc: snapshot answers as vPIC gives them").
-	dec.ExpectSnapshot(cfg.UpstreamTimeout)
+	snapshots.Expect(cfg.UpstreamTimeout)
 	go func() {
 		defer close(done)
 		var err error
 		db, err = vpicdb.Open(ctx, cfg.SnapshotPath, logger)
 		if err != nil {
 			db = nil
-			dec.SnapshotLoaded(nil)
+			snapshots.Loaded(nil)
 			msg := "vPIC snapshot not available; decoding without it"
 			if errors.Is(err, vpicdb.ErrMissing) {
 				msg += " (run make vpic-snapshot to fetch it)"
@@ -278,7 +279,7 @@ func loadSnapshot(ctx context.Context, cfg config.Config, dec *vin.Decoder, logg
 			logger.Warn("vPIC snapshot is stale: refresh it (docs/operations.md)", "date", date.Format(time.DateOnly),
 				"age_days", int(time.Since(date).Hours()/24))
 		}
-		dec.SnapshotLoaded(db)
+		snapshots.Loaded(db)
 	}()
 	return func() {
 		<-done
@@ -311,7 +312,7 @@ func closeCache(store *cache.Cache, logger *slog.Logger) {
 // requests, so that their answers are cached before the cache closes. What
 // is still running at the deadline is logged and left behind. Then every
 // span has ended: flushTraces sends them, by the same deadline.
-func waitForWork(drain context.Context, loops *sync.WaitGroup, decoder *vin.Decoder, shutdownTracing func(context.Context) error, logger *slog.Logger) {
+func waitForWork(drain context.Context, loops *sync.WaitGroup, decoder *decoding.Service, shutdownTracing func(context.Context) error, logger *slog.Logger) {
 	if err := waitGroup(drain, loops); err != nil {
 		logger.Warn("background loops still running at the shutdown deadline", "err", err.Error())
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/vinsvc/internal/cache"
+	"github.com/gatewayapis/vinsvc/internal/decoding"
 	"github.com/gatewayapis/vinsvc/internal/httpapi"
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
 	"github.com/gatewayapis/vinsvc/internal/vin"
@@ -53,7 +54,7 @@ func serveLoopback(b *testing.B, h http.Handler) string {
 
 // benchService is the real service (bbolt cache, rate limiter, logging to
 // a discarding JSON handler, metrics) behind a fake upstream.
-func benchService(b *testing.B, upstream string) (string, *vin.Decoder) {
+func benchService(b *testing.B, upstream string) (string, *decoding.Service) {
 	b.Helper()
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	c, err := cache.Open(filepath.Join(b.TempDir(), "vincache.db"), 90*24*time.Hour, logger, time.Now)
@@ -63,7 +64,7 @@ func benchService(b *testing.B, upstream string) (string, *vin.Decoder) {
 	b.Cleanup(func() { c.Close() })
 	reg := observe.NewRegistry()
 	client := vpic.NewClient(upstream, 10*time.Second, 2, 1000, logger, vpic.NewMetrics(reg))
-	dec := vin.NewDecoder(c, client, client.MaxCallDuration(), logger, time.Now)
+	dec := decoding.Compose(c, client, decoding.NewSnapshots(nil, vin.SnapshotOff, 0, logger), 0, client.MaxCallDuration(), logger, time.Now)
 	mon := vpic.NewMonitor(client.Ping, time.Second, logger, time.Now)
 	plans, _ := ratelimit.Parse("default=1000000000/1m", ratelimit.Limit{N: 60, Per: time.Minute})
 	e := httpapi.NewServer(logger, []string{secret}, dec, c, ratelimit.New(plans, time.Now), mon, fixedShared("disabled"), false, reg, time.Now(), time.Now)
@@ -295,7 +296,7 @@ func runBenchServer(kind string) error {
 	}
 	reg := observe.NewRegistry()
 	client := vpic.NewClient(up.BaseURL(), 10*time.Second, 2, 1000, logger, vpic.NewMetrics(reg))
-	dec := vin.NewDecoder(c, client, client.MaxCallDuration(), logger, time.Now)
+	dec := decoding.Compose(c, client, decoding.NewSnapshots(nil, vin.SnapshotOff, 0, logger), 0, client.MaxCallDuration(), logger, time.Now)
 	out, err := dec.Decode(context.Background(), vpictest.VINHondaAccord, false) // warm the cache
 	if err != nil {
 		return err

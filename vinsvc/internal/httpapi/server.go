@@ -39,7 +39,7 @@ const WriteSlack = 10 * time.Second
 // main.version, set at link time and logged at start.
 const InterfaceVersion = "1.0.0"
 
-// Decoder decodes VINs; *vin.Decoder implements it.
+// Decoder decodes VINs; *decoding.Service implements it.
 type Decoder interface {
 	Decode(ctx context.Context, v string, withRaw bool) (vin.Outcome, error)
 	DecodeBatch(ctx context.Context, vins []string, withRaw bool) []vin.Outcome

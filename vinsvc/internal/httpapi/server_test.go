@@ -22,6 +22,7 @@ import (
 	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/vinsvc/internal/cache"
 	"github.com/gatewayapis/vinsvc/internal/clocktest"
+	"github.com/gatewayapis/vinsvc/internal/decoding"
 	"github.com/gatewayapis/vinsvc/internal/httpapi"
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
 	"github.com/gatewayapis/vinsvc/internal/vin"
@@ -55,7 +56,7 @@ type env struct {
 	e       *echo.Echo
 	up      *vpictest.Server
 	cache   *cache.Cache
-	dec     *vin.Decoder
+	dec     *decoding.Service
 	mon     *vpic.Monitor
 	clk     *clocktest.Clock
 	reg     *prometheus.Registry
@@ -120,8 +121,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 	t.Cleanup(func() { c.Close() })
 	reg := observe.NewRegistry()
 	client := vpic.NewClient(up.BaseURL(), o.timeout, o.retries, 1000, logger, vpic.NewMetrics(reg))
-	dec := vin.NewDecoder(c, client, client.MaxCallDuration(), logger, clk.Now,
-		vin.WithSnapshot(o.snap, o.mode, 0, 24*time.Hour))
+	dec := decoding.Compose(c, client, decoding.NewSnapshots(o.snap, o.mode, 24*time.Hour, logger), 0, client.MaxCallDuration(), logger, clk.Now)
 	mon := vpic.NewMonitor(client.Ping, o.timeout, logger, clk.Now)
 	plans, err := ratelimit.Parse(o.limits, ratelimit.Limit{N: 60, Per: time.Minute})
 	if err != nil {

@@ -140,7 +140,7 @@ func TestHealthSnapshot(t *testing.T) {
 // loaded, the pod is ready and the decode answered from the snapshot.
 func TestSnapshotLoading(t *testing.T) {
 	en := newEnv(t, withSnapshot(nil, vin.SnapshotOnly))
-	en.dec.ExpectSnapshot(time.Minute)
+	en.dec.Snapshots().Expect(time.Minute)
 	en.up.Close() // only mode never calls vPIC; health sees it down
 	en.mon.Check(context.Background())
 
@@ -160,7 +160,7 @@ func TestSnapshotLoading(t *testing.T) {
 		t.Fatalf("decode answered %d %s before the snapshot loaded", rec.Code, rec.Body)
 	case <-time.After(200 * time.Millisecond):
 	}
-	en.dec.SnapshotLoaded(stubSnapshot{})
+	en.dec.Snapshots().Loaded(stubSnapshot{})
 	rec = <-answered
 	if rec.Code != http.StatusOK || rec.Header().Get("X-Data-Source") != "NHTSA vPIC snapshot 2026-03-12" {
 		t.Errorf("decode after the load = %d %q %s, want 200 from the snapshot", rec.Code, rec.Header().Get("X-Data-Source"), rec.Body)
@@ -178,13 +178,13 @@ func TestSnapshotLoading(t *testing.T) {
 // most the wait; a failed load makes the pod ready (its cache answers).
 func TestSnapshotLoadBounded(t *testing.T) {
 	en := newEnv(t, withSnapshot(nil, vin.SnapshotOnly))
-	en.dec.ExpectSnapshot(300 * time.Millisecond)
+	en.dec.Snapshots().Expect(300 * time.Millisecond)
 	start := time.Now()
 	rec := en.do(t, request{target: "/v1/decode?vin=1HGCM82633A004352"})
 	if took := time.Since(start); rec.Code != http.StatusInternalServerError || took < 300*time.Millisecond || took > 10*time.Second {
 		t.Errorf("decode during a stuck load = %d after %v, want 500 UPSTREAM_ERROR after the 300ms wait", rec.Code, took)
 	}
-	en.dec.SnapshotLoaded(nil) // the file could not be opened
+	en.dec.Snapshots().Loaded(nil) // the file could not be opened
 	if rec := en.do(t, request{target: "/readyz", noAuth: true}); rec.Code != http.StatusOK {
 		t.Errorf("readyz after a failed load = %d %s, want 200", rec.Code, rec.Body)
 	}

@@ -84,22 +84,3 @@ func DataSourceOf(source string, snapshotDate time.Time) string {
 	}
 	return DataSource
 }
-
-// Option configures a Decoder.
-type Option func(*Decoder)
-
-// WithSnapshot makes the Decoder answer from s as mode says: with
-// SnapshotFallback when vPIC fails (after its retries) or has not answered
-// within after (0: only on failure); with SnapshotOnly always. Snapshot
-// answers are cached for ttl, so that vPIC's answer replaces them soon. s
-// may be nil (no snapshot file, or one SetSnapshot provides later): until
-// there is one the Decoder behaves as without it, and SnapshotOnly fails
-// every miss.
-func WithSnapshot(s Snapshot, mode SnapshotMode, after, ttl time.Duration) Option {
-	return func(d *Decoder) {
-		d.snapMode, d.snapAfter, d.snapTTL = mode, after, ttl
-		if s != nil {
-			d.SetSnapshot(s)
-		}
-	}
-}

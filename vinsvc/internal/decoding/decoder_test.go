@@ -1,4 +1,4 @@
-package vin_test
+package decoding_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatewayapis/vinsvc/internal/cache"
 	"github.com/gatewayapis/vinsvc/internal/clocktest"
+	"github.com/gatewayapis/vinsvc/internal/decoding"
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
@@ -60,7 +61,7 @@ func (f *fakeUpstream) DecodeBatch(ctx context.Context, vins []string) ([]vin.Ou
 	return outs, nil
 }
 
-func mustDecoder(tb testing.TB, up vin.Upstream) (*vin.Decoder, *cache.Cache, *clocktest.Clock) {
+func mustDecoder(tb testing.TB, up vin.Upstream) (*decoding.Decoder, *cache.Cache, *clocktest.Clock) {
 	tb.Helper()
 	clk := clocktest.New(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
@@ -69,7 +70,7 @@ func mustDecoder(tb testing.TB, up vin.Upstream) (*vin.Decoder, *cache.Cache, *c
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { c.Close() })
-	return vin.NewDecoder(c, up, 10*time.Second, logger, clk.Now), c, clk
+	return decoding.New(c, up, 10*time.Second, logger, clk.Now), c, clk
 }
 
 func vins(n int) []string {

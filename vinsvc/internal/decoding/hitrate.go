@@ -1,4 +1,4 @@
-package vin
+package decoding
 
 import (
 	"sync"

@@ -1,4 +1,4 @@
-package vin_test
+package decoding_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatewayapis/vinsvc/internal/cache"
 	"github.com/gatewayapis/vinsvc/internal/clocktest"
+	"github.com/gatewayapis/vinsvc/internal/decoding"
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
@@ -45,7 +46,7 @@ const (
 	snapshotTTL = 24 * time.Hour
 )
 
-func mustSnapshotDecoder(tb testing.TB, up vin.Upstream, snap vin.Snapshot, mode vin.SnapshotMode, after time.Duration) (*vin.Decoder, *cache.Cache, *clocktest.Clock) {
+func mustSnapshotDecoder(tb testing.TB, up vin.Upstream, snap vin.Snapshot, mode vin.SnapshotMode, after time.Duration) (*decoding.Service, *cache.Cache, *clocktest.Clock) {
 	tb.Helper()
 	clk := clocktest.New(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
@@ -54,7 +55,7 @@ func mustSnapshotDecoder(tb testing.TB, up vin.Upstream, snap vin.Snapshot, mode
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { c.Close() })
-	dec := vin.NewDecoder(c, up, 10*time.Second, logger, clk.Now, vin.WithSnapshot(snap, mode, after, snapshotTTL))
+	dec := decoding.Compose(c, up, decoding.NewSnapshots(snap, mode, snapshotTTL, logger), after, 10*time.Second, logger, clk.Now)
 	tb.Cleanup(func() { dec.Wait(context.Background()) })
 	return dec, c, clk
 }
@@ -237,9 +238,9 @@ func TestSnapshotSetLater(t *testing.T) {
 	if info := dec.Snapshot(); info.Available || info.Mode != vin.SnapshotOnly {
 		t.Fatalf("Snapshot() before = %+v", info)
 	}
-	dec.SetSnapshot(&fakeSnapshot{})
+	dec.Snapshots().Set(&fakeSnapshot{})
 	if out, err := dec.Decode(ctx, "1HGCM82633A004352", false); err != nil || vin.SourceOf(out.Result) != vin.SourceSnapshot {
-		t.Fatalf("Decode after SetSnapshot = %+v, %v", out, err)
+		t.Fatalf("Decode after Snapshots.Set = %+v, %v", out, err)
 	}
 	if info := dec.Snapshot(); !info.Available || info.Date.IsZero() {
 		t.Fatalf("Snapshot() after = %+v", info)

@@ -1,0 +1,287 @@
+package decoding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/gatewayapis/vinsvc/internal/vin"
+)
+
+// Snapshots holds the vPIC snapshot in use (none until one is loaded) and
+// how it is used: the mode, and how long its answers stay in the cache.
+// The policies (Only, Failover, Service) read it; it is safe for
+// concurrent use.
+type Snapshots struct {
+	mode   vin.SnapshotMode
+	ttl    time.Duration
+	logger *slog.Logger
+
+	snap atomic.Pointer[snapshotRef]
+	// loaded is closed when the snapshot being loaded is ready or has
+	// failed (Expect, Loaded); nil when none is expected. Set before
+	// serving, read after.
+	loaded   chan struct{}
+	loadWait time.Duration
+	// Snapshot reads that failed (not counting VINs it does not know).
+	errors atomic.Uint64
+}
+
+// snapshotRef boxes a vin.Snapshot for the atomic pointer.
+type snapshotRef struct{ s vin.Snapshot }
+
+// NewSnapshots returns the holder of a snapshot used as mode says, its
+// answers cached for ttl (so that vPIC's answer replaces them soon). s may
+// be nil: one is set later (Loaded, Set), or never.
+func NewSnapshots(s vin.Snapshot, mode vin.SnapshotMode, ttl time.Duration, logger *slog.Logger) *Snapshots {
+	h := &Snapshots{mode: mode, ttl: ttl, logger: logger}
+	if s != nil {
+		h.Set(s)
+	}
+	return h
+}
+
+// Mode is the snapshot mode.
+func (h *Snapshots) Mode() vin.SnapshotMode { return h.mode }
+
+// Set makes s the snapshot from now on. s must not be nil.
+func (h *Snapshots) Set(s vin.Snapshot) { h.snap.Store(&snapshotRef{s}) }
+
+// Expect announces, before serving, that a snapshot is loading
+// (decisions.md, "vinsvc: snapshot answers as vPIC gives them"): until
+// Loaded, Info reports Loading (the readiness probe's 503), and Only's
+// decodes wait for it, at most wait, instead of failing.
+func (h *Snapshots) Expect(wait time.Duration) {
+	h.loaded, h.loadWait = make(chan struct{}), wait
+}
+
+// Loaded ends the load Expect announced: s is the snapshot, nil when it
+// could not be opened (the service then goes on without one). Call it once.
+func (h *Snapshots) Loaded(s vin.Snapshot) {
+	if s != nil {
+		h.Set(s)
+	}
+	if h.loaded != nil {
+		close(h.loaded)
+	}
+}
+
+// current returns the snapshot, nil while none is set.
+func (h *Snapshots) current() vin.Snapshot {
+	if r := h.snap.Load(); r != nil {
+		return r.s
+	}
+	return nil
+}
+
+// loading reports whether an expected snapshot is still loading.
+func (h *Snapshots) loading() bool {
+	if h.loaded == nil {
+		return false
+	}
+	select {
+	case <-h.loaded:
+		return false
+	default:
+		return true
+	}
+}
+
+// await waits, at most the load's wait and while ctx lasts, for a loading
+// snapshot, and reports whether there is one now.
+func (h *Snapshots) await(ctx context.Context) bool {
+	if !h.loading() {
+		return h.current() != nil
+	}
+	t := time.NewTimer(h.loadWait)
+	defer t.Stop()
+	select {
+	case <-h.loaded:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return h.current() != nil
+}
+
+// Info describes the snapshot for the health report.
+func (h *Snapshots) Info() vin.SnapshotInfo {
+	info := vin.SnapshotInfo{Mode: h.mode, Loading: h.loading()}
+	if s := h.current(); s != nil {
+		info.Available, info.Date = true, s.Date()
+	}
+	return info
+}
+
+// Errors returns how many snapshot reads failed since start (not counting
+// VINs the snapshot does not know).
+func (h *Snapshots) Errors() uint64 { return h.errors.Load() }
+
+// decode answers v from the snapshot, marked with its source and cache
+// lifetime. A read failure (not an unknown WMI) is counted and logged.
+func (h *Snapshots) decode(ctx context.Context, v string) (vin.Decoded, error) {
+	s := h.current()
+	if s == nil {
+		return vin.Decoded{}, fmt.Errorf("%w: the vPIC snapshot is not available", vin.ErrUpstream)
+	}
+	dec, err := s.Decode(ctx, v)
+	if err != nil {
+		if !errors.Is(err, vin.ErrUpstream) {
+			h.errors.Add(1)
+			h.logger.WarnContext(ctx, "snapshot decode failed", "vin", v, "err", err.Error())
+		}
+		return vin.Decoded{}, err
+	}
+	dec.Result.Source, dec.TTL = vin.SourceSnapshot, h.ttl
+	return dec, nil
+}
+
+// Only is the upstream of VPIC_SNAPSHOT_MODE=only: the snapshot itself.
+// vPIC is never called. While the snapshot still loads, a call waits for
+// it (Snapshots.Expect); without one, every VIN fails with vin.ErrUpstream.
+func Only(h *Snapshots) vin.Upstream { return only{h} }
+
+type only struct{ h *Snapshots }
+
+func (o only) Decode(ctx context.Context, v string) (vin.Decoded, error) {
+	if !o.h.await(ctx) {
+		return vin.Decoded{}, fmt.Errorf("%w: the vPIC snapshot is not available (missing, unusable, or still loading after the wait) and VPIC_SNAPSHOT_MODE is only", vin.ErrUpstream)
+	}
+	return o.h.decode(ctx, v)
+}
+
+func (o only) DecodeBatch(ctx context.Context, vins []string) ([]vin.Outcome, error) {
+	outs := make([]vin.Outcome, len(vins))
+	for i, v := range vins {
+		dec, err := o.Decode(ctx, v)
+		outs[i] = vin.Outcome{Decoded: dec, Err: err}
+	}
+	return outs, nil
+}
+
+// Failover wraps vPIC (next) for VPIC_SNAPSHOT_MODE=fallback: a VIN that
+// next failed, after its retries, is answered by the snapshot when it
+// knows the VIN, and that answer is cached for the snapshot's lifetime
+// like any upstream answer. Everything else is next's.
+func Failover(next vin.Upstream, h *Snapshots) vin.Upstream { return failover{next, h} }
+
+type failover struct {
+	next vin.Upstream
+	h    *Snapshots
+}
+
+func (f failover) Decode(ctx context.Context, v string) (vin.Decoded, error) {
+	dec, err := f.next.Decode(ctx, v)
+	if err == nil {
+		return dec, nil
+	}
+	if snap, serr := f.h.decode(ctx, v); serr == nil {
+		return snap, nil
+	}
+	return dec, err
+}
+
+func (f failover) DecodeBatch(ctx context.Context, vins []string) ([]vin.Outcome, error) {
+	outs, err := f.next.DecodeBatch(ctx, vins)
+	if err != nil {
+		outs = make([]vin.Outcome, len(vins))
+		for i := range outs {
+			outs[i].Err = err
+		}
+	}
+	for i, v := range vins {
+		if outs[i].Err == nil {
+			continue
+		}
+		if snap, serr := f.h.decode(ctx, v); serr == nil {
+			outs[i] = vin.Outcome{Decoded: snap}
+		}
+	}
+	return outs, nil
+}
+
+// Service is what the HTTP layer decodes with: the Decoder, the snapshot's
+// state for health, and, with a fallback delay, the late answer: a VIN
+// whose call has not answered when the delay is over is answered from the
+// snapshot, not cached, while the call goes on and caches vPIC's answer; a
+// VIN the snapshot does not know waits on.
+type Service struct {
+	*Decoder
+	h     *Snapshots
+	after time.Duration // 0: no late answers
+}
+
+// NewService returns the Service over dec and h; after is the fallback
+// delay (VPIC_SNAPSHOT_AFTER), used in fallback mode only.
+func NewService(dec *Decoder, h *Snapshots, after time.Duration) *Service {
+	if h.mode != vin.SnapshotFallback {
+		after = 0
+	}
+	return &Service{Decoder: dec, h: h, after: after}
+}
+
+// lateAnswer is a request's fallback delay, and the snapshot that answers
+// when it is over; the zero value gives no late answer.
+type lateAnswer struct {
+	after time.Duration
+	h     *Snapshots
+}
+
+func (l lateAnswer) answer(ctx context.Context, v string) (vin.Outcome, bool) {
+	dec, err := l.h.decode(ctx, v)
+	if err != nil {
+		return vin.Outcome{}, false
+	}
+	return vin.Outcome{Decoded: dec}, true
+}
+
+// lateFor is a request's late answer; the zero value (no delay) when no
+// snapshot is there to answer late.
+func (s *Service) lateFor() lateAnswer {
+	if s.after <= 0 || s.h.current() == nil {
+		return lateAnswer{}
+	}
+	return lateAnswer{after: s.after, h: s.h}
+}
+
+// Decode decodes one normalised, valid VIN (Decoder.Decode), answering from
+// the snapshot after the fallback delay.
+func (s *Service) Decode(ctx context.Context, v string, withRaw bool) (vin.Outcome, error) {
+	return s.Decoder.decode(ctx, v, withRaw, s.lateFor())
+}
+
+// DecodeBatch decodes VINs (Decoder.DecodeBatch), answering each from the
+// snapshot after the fallback delay.
+func (s *Service) DecodeBatch(ctx context.Context, vins []string, withRaw bool) []vin.Outcome {
+	return s.Decoder.decodeBatch(ctx, vins, withRaw, s.lateFor())
+}
+
+// SourceCounts returns how many answers came from vPIC and from the
+// snapshot since start (cache hits are Counts' hits), and how many
+// snapshot reads failed.
+func (s *Service) SourceCounts() (vpic, snapshot, snapshotErrors uint64) {
+	v, sn := s.Decoder.SourceCounts()
+	return v, sn, s.h.Errors()
+}
+
+// Snapshot describes the snapshot for the health report.
+func (s *Service) Snapshot() vin.SnapshotInfo { return s.h.Info() }
+
+// Snapshots returns the snapshot holder, for the loader to fill.
+func (s *Service) Snapshots() *Snapshots { return s.h }
+
+// Compose builds the Service for h's mode: a Decoder over cache and the
+// upstream the mode makes of upstream (vPIC itself when off, vPIC with
+// Failover for fallback, Only for only), with the late answers of after in
+// fallback mode. callTimeout bounds one shared upstream call.
+func Compose(cache vin.Cache, upstream vin.Upstream, h *Snapshots, after, callTimeout time.Duration, logger *slog.Logger, now func() time.Time) *Service {
+	switch h.mode {
+	case vin.SnapshotOnly:
+		upstream = Only(h)
+	case vin.SnapshotFallback:
+		upstream = Failover(upstream, h)
+	}
+	return NewService(New(cache, upstream, callTimeout, logger, now), h, after)
+}
