@@ -184,7 +184,8 @@ func runTour(ctx context.Context, out io.Writer, readme string) error {
 	return nil
 }
 
-// waitReady reports nil once both services answer /livez, an error after
+// waitReady reports nil once both services are ready (/readyz 200: vinsvc
+// is not while its vPIC snapshot loads, when one is there), an error after
 // ReadyTimeout.
 func waitReady(ctx context.Context) <-chan error {
 	ch := make(chan error, 1)
@@ -193,7 +194,7 @@ func waitReady(ctx context.Context) <-chan error {
 		client := &http.Client{Timeout: 2 * time.Second}
 		for _, base := range []string{vinsvcURL, patentsvcURL} {
 			for {
-				resp, err := client.Get(base + "/livez")
+				resp, err := client.Get(base + "/readyz")
 				if err == nil {
 					resp.Body.Close()
 					if resp.StatusCode == http.StatusOK {
