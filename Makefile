@@ -131,7 +131,7 @@ fmt: ## fail if any file needs gofmt
 # installed there by npm ci (install scripts off); the Go clients'
 # generator, oapi-codegen, pinned in tools/go.mod. See README.md, "API
 # clients".
-.PHONY: openapi-lint clients api-check
+.PHONY: openapi-lint clients api-docs api-check swagger-ui
 OPENAPI_DIR   := tools/openapi
 OPENAPI_NPM   := $(OPENAPI_DIR)/node_modules/.package-lock.json
 OPENAPI_DOCS  := $(SERVICES:%=../../docs/openapi/%.yaml)
@@ -146,16 +146,30 @@ openapi-lint: $(OPENAPI_NPM) ## lint docs/openapi/*.yaml with redocly and spectr
 		node_modules/.bin/redocly lint --format=stylish $(OPENAPI_DOCS)
 	@echo "== spectral lint"; cd $(OPENAPI_DIR) && node_modules/.bin/spectral lint --ruleset .spectral.yaml $(OPENAPI_DOCS)
 
-clients: ## regenerate the Go clients vinsvc/client and patentsvc/client from docs/openapi (oapi-codegen)
+clients: api-docs ## regenerate the Go clients vinsvc/client and patentsvc/client from docs/openapi (oapi-codegen), and the services' copies
 	@set -e; for s in $(SERVICES); do echo "== generate $$s/client"; (cd $$s && go generate ./client); done
 
-api-check: openapi-lint $(OPENAPI_NPM) ## the OpenAPI linters; the Go clients regenerated, compared with the committed ones, built; TypeScript types type-checked
+# go:embed cannot reach docs/openapi from inside a module: each service
+# embeds a copy for GET /openapi.yaml and GET /docs, which its
+# TestServedDocumentIsPublished holds to the published document byte for
+# byte (decisions.md, "Both services: the API reference in a browser").
+api-docs: ## copy docs/openapi/<service>.yaml into <service>/internal/httpapi/openapi.yaml (go generate), the document /openapi.yaml and /docs serve
+	@set -e; for s in $(SERVICES); do echo "== generate $$s/internal/httpapi/openapi.yaml"; (cd $$s && go generate ./internal/httpapi); done
+
+# Swagger UI's files for /docs are committed in shared/apidocs/swagger-ui;
+# this refreshes them from the pinned npm release (see the README there).
+swagger-ui: ## refresh shared/apidocs/swagger-ui from the pinned swagger-ui-dist release (npm pack, SHA-256 checked)
+	@tools/swagger-ui.sh shared/apidocs/swagger-ui
+
+api-check: openapi-lint $(OPENAPI_NPM) ## the OpenAPI linters; the Go clients regenerated, compared with the committed ones, built; the services' embedded copies compared; TypeScript types type-checked
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; set -e; for s in $(SERVICES); do \
 		echo "== $$s/client: generate, compare with the committed client.gen.go, build"; \
 		(cd $$s/client && $(OAPI_CODEGEN) -config oapi-codegen.yaml -o "$$tmp/$$s.gen.go" ../../docs/openapi/$$s.yaml); \
 		diff -u $$s/client/client.gen.go "$$tmp/$$s.gen.go" || { \
 			echo "$$s/client/client.gen.go is not what docs/openapi/$$s.yaml generates: run make clients, commit the result" >&2; exit 1; }; \
 		(cd $$s && go build ./client && go vet ./client); \
+		cmp -s docs/openapi/$$s.yaml $$s/internal/httpapi/openapi.yaml || { \
+			echo "$$s/internal/httpapi/openapi.yaml (what GET /openapi.yaml serves) is not docs/openapi/$$s.yaml: run make clients, commit the result" >&2; exit 1; }; \
 	done
 	@echo "== TypeScript types (openapi-typescript) of both documents, tsc --noEmit"
 	@cd $(OPENAPI_DIR) && rm -rf build && for s in $(SERVICES); do \

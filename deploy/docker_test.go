@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +20,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -782,8 +782,11 @@ func checkStatic(t *testing.T, bin string) {
 	}
 }
 
-// freePort returns a TCP port nothing listens on right now.
-func freePort(t *testing.T) int {
+// closedPort returns a TCP port nothing listens on right now, for a
+// setting that must point at nothing (an upstream that is down). Nothing
+// binds it: a service under test takes a port of the kernel's (PORT=0,
+// listeningPort), never one chosen before (issue 27).
+func closedPort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -812,15 +815,17 @@ func (s *syncBuffer) String() string {
 }
 
 // runService starts bin serve-mode with exactly env (nothing inherited)
-// in dir, waits until every path answers 200 on port, then sends SIGTERM
-// and requires exit status 0 within grace.
-func runService(t *testing.T, bin, dir string, env map[string]string, port int, paths []string, grace time.Duration) {
+// and PORT=0 in dir, reads the port it took from its start-up line, waits
+// until every path answers 200 on it, then sends SIGTERM and requires exit
+// status 0 within grace.
+func runService(t *testing.T, bin, dir string, env map[string]string, paths []string, grace time.Duration) {
 	t.Helper()
 	cmd := exec.Command(bin)
 	cmd.Dir = dir
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	cmd.Env = append(cmd.Env, "PORT=0") // last: it wins
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -838,9 +843,10 @@ func runService(t *testing.T, bin, dir string, env map[string]string, port int, 
 		}
 	}()
 
+	port := listeningPort(t, filepath.Base(bin), &out, exited, 30*time.Second)
 	client := &http.Client{Timeout: 2 * time.Second}
 	for _, p := range paths {
-		url := fmt.Sprintf("http://127.0.0.1:%d%s", port, p)
+		url := "http://127.0.0.1:" + port + p
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			resp, err := client.Get(url)
@@ -877,6 +883,38 @@ func runService(t *testing.T, bin, dir string, env map[string]string, port int, 
 	}
 }
 
+// listeningPort waits, at most within, for the start-up line
+// {"msg":"http server listening","addr":"[::]:NNNNN"} of a service started
+// with PORT=0 in its output and returns the port it names: the kernel
+// picked it, so no other process can take it between choosing and binding
+// it (issue 27). It fails the test when the process exits first (exited
+// delivers its Wait) or the line does not come; runService then logs the
+// output.
+func listeningPort(t *testing.T, name string, out *syncBuffer, exited <-chan error, within time.Duration) string {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		for line := range strings.Lines(out.String()) {
+			var l struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &l) != nil || l.Msg != "http server listening" {
+				continue
+			}
+			_, port, err := net.SplitHostPort(l.Addr)
+			if err != nil {
+				t.Fatalf("%s: start-up line %s: %v", name, strings.TrimSpace(line), err)
+			}
+			return port
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("%s exited before listening: %v", name, err)
+		case <-deadline:
+			t.Fatalf("%s: no \"http server listening\" line (INFO: LOG_LEVEL must let it through) within %v", name, within)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // TestServiceBinaries builds each service as its Dockerfile does and runs
 // the binary: static, stamped with its version, serving with the minimal
 // environment and with every overlay's settings.
@@ -903,17 +941,16 @@ func TestServiceBinaries(t *testing.T) {
 			})
 
 			t.Run("minimal-env", func(t *testing.T) {
-				dir, port := t.TempDir(), freePort(t)
-				env := map[string]string{"PORT": strconv.Itoa(port)}
+				dir, env := t.TempDir(), map[string]string{}
 				switch service {
 				case "vinsvc":
 					env["CACHE_PATH"] = filepath.Join(t.TempDir(), "cache", "vincache.db")
-					env["VPIC_BASE_URL"] = fmt.Sprintf("http://127.0.0.1:%d/api/vehicles", freePort(t))
+					env["VPIC_BASE_URL"] = fmt.Sprintf("http://127.0.0.1:%d/api/vehicles", closedPort(t))
 				case "patentsvc":
 					// DATABASE_URL empty: SQLite in data/ of the working directory.
 					env["STORAGE_DIR"] = filepath.Join(t.TempDir(), "patents")
 				}
-				runService(t, bin, dir, env, port, []string{"/livez"}, 30*time.Second)
+				runService(t, bin, dir, env, []string{"/livez"}, 30*time.Second)
 				if service == "patentsvc" {
 					if _, err := os.Stat(filepath.Join(dir, "data", "patentsvc.db")); err != nil {
 						t.Errorf("SQLite file not in the working directory's data/: %v", err)
@@ -937,12 +974,10 @@ func TestServiceBinaries(t *testing.T) {
 							env[name] = strings.Repeat("x", 48) // long enough for JWT_SECRET outside development
 						}
 					}
-					port := freePort(t)
-					env["PORT"] = strconv.Itoa(port)
 					switch service {
 					case "vinsvc":
 						env["CACHE_PATH"] = filepath.Join(t.TempDir(), "vincache.db")
-						env["VPIC_BASE_URL"] = fmt.Sprintf("http://127.0.0.1:%d/api/vehicles", freePort(t))
+						env["VPIC_BASE_URL"] = fmt.Sprintf("http://127.0.0.1:%d/api/vehicles", closedPort(t))
 						// The image's snapshot path does not exist here (the
 						// service then starts without it); the local copy,
 						// when there is one, stands in for it.
@@ -953,7 +988,7 @@ func TestServiceBinaries(t *testing.T) {
 						// listens on the port). The pods must start and turn
 						// ready without it; readiness never waits for Redis.
 						if _, ok := env["REDIS_URL"]; ok {
-							env["REDIS_URL"] = fmt.Sprintf("redis://127.0.0.1:%d/0", freePort(t))
+							env["REDIS_URL"] = fmt.Sprintf("redis://127.0.0.1:%d/0", closedPort(t))
 						}
 					case "patentsvc":
 						// SQLite, named as such (outside development an empty
@@ -972,7 +1007,7 @@ func TestServiceBinaries(t *testing.T) {
 					if len(paths) == 0 {
 						t.Fatal("no httpGet probes to try")
 					}
-					runService(t, bin, t.TempDir(), env, port, paths, 30*time.Second)
+					runService(t, bin, t.TempDir(), env, paths, 30*time.Second)
 				})
 			}
 		})

@@ -20,8 +20,14 @@ import (
 )
 
 // privatePaths are the routes that only the cluster may call: the probes
-// and the metrics. Every other path of an OpenAPI document is public.
-var privatePaths = []string{"/livez", "/readyz", "/metrics"}
+// and the metrics of both services, and vinsvc's API reference (its "try
+// it" needs the proxy secret, which subscribers never hold: docs/vinsvc.md,
+// "The API reference"). Every other path of an OpenAPI document is public,
+// patentsvc's API reference included.
+var privatePaths = map[string][]string{
+	"vinsvc":    {"/livez", "/readyz", "/metrics", "/docs", "/docs/{asset}", "/openapi.yaml"},
+	"patentsvc": {"/livez", "/readyz", "/metrics"},
+}
 
 // bodyLimit is both services' request body limit (1 MiB): the ingress must
 // let bigger bodies through so that the service answers 413 in its own
@@ -49,7 +55,7 @@ func openapiRoutes(t *testing.T, service, root string) []route {
 	}
 	var out []route
 	for p := range doc.Paths {
-		out = append(out, route{service: service, path: root + p, public: !slices.Contains(privatePaths, p)})
+		out = append(out, route{service: service, path: root + p, public: !slices.Contains(privatePaths[service], p)})
 	}
 	slices.SortFunc(out, func(a, b route) int { return strings.Compare(a.path, b.path) })
 	return out

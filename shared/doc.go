@@ -25,6 +25,10 @@
 //     or secrets.
 //   - retry: the back-off hook for outbound requests (go-retryablehttp's
 //     Backoff): exponential with jitter, or the server's Retry-After.
+//   - apidocs: the API reference's handlers: a service's OpenAPI document
+//     and an interactive page on it (Swagger UI, embedded, under a strict
+//     Content-Security-Policy), given the document and the page's title;
+//     each service registers them in its routes.go.
 //
 // What does not belong here, although both services have one of the same
 // shape: the configuration loaders (the settings table, Load(getenv), the

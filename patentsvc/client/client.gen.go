@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
@@ -548,6 +550,14 @@ type ModelsResponse struct {
 // Examples: 2026-11
 type Month = string
 
+// OpenAPIDocument An OpenAPI 3.1 document, this one; only its frame is described here.
+type OpenAPIDocument struct {
+	Info                 map[string]interface{} `json:"info"`
+	Openapi              string                 `json:"openapi"`
+	Paths                map[string]interface{} `json:"paths"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
 // PaginatedAnalysisResponse defines model for PaginatedAnalysisResponse.
 type PaginatedAnalysisResponse struct {
 	Items []AnalysisRecord `json:"items"`
@@ -831,6 +841,9 @@ type CompanyNamePath = CompanyName
 // Cursor defines model for Cursor.
 type Cursor = string
 
+// IfNoneMatch defines model for IfNoneMatch.
+type IfNoneMatch = string
+
 // Limit defines model for Limit.
 type Limit = int
 
@@ -856,6 +869,9 @@ type BadRequest = Error
 
 // BadRequestOrUnknownModel The error body of every status but 422.
 type BadRequestOrUnknownModel = Error
+
+// DocsDisabled The error body of every status but 422.
+type DocsDisabled = Error
 
 // Forbidden The error body of every status but 422.
 type Forbidden = Error
@@ -1106,6 +1122,28 @@ type RegisterParams struct {
 	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
 }
 
+// GetDocsPageParams defines parameters for GetDocsPage.
+type GetDocsPageParams struct {
+	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
+	// logs when it is 1 to 128 characters of `[A-Za-z0-9._-]`; any other
+	// value is replaced by a new UUID.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch An `ETag` of an earlier answer; when it is the current one, the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetDocsAssetParams defines parameters for GetDocsAsset.
+type GetDocsAssetParams struct {
+	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
+	// logs when it is 1 to 128 characters of `[A-Za-z0-9._-]`; any other
+	// value is replaced by a new UUID.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch An `ETag` of an earlier answer; when it is the current one, the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
 // ExportCSVParams defines parameters for ExportCSV.
 type ExportCSVParams struct {
 	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
@@ -1188,6 +1226,17 @@ type ListModelsParams struct {
 	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
 }
 
+// GetOpenAPIDocumentParams defines parameters for GetOpenAPIDocument.
+type GetOpenAPIDocumentParams struct {
+	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
+	// logs when it is 1 to 128 characters of `[A-Za-z0-9._-]`; any other
+	// value is replaced by a new UUID.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch An `ETag` of an earlier answer; when it is the current one, the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
 // ReadyzParams defines parameters for Readyz.
 type ReadyzParams struct {
 	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
@@ -1219,6 +1268,102 @@ type RefreshJSONRequestBody = RefreshRequest
 
 // RegisterJSONRequestBody defines body for Register for application/json ContentType.
 type RegisterJSONRequestBody = RegisterRequest
+
+// Getter for additional properties for OpenAPIDocument. Returns the specified
+// element and whether it was found
+func (a OpenAPIDocument) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for OpenAPIDocument
+func (a *OpenAPIDocument) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a *OpenAPIDocument) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["info"]; found {
+		err = json.Unmarshal(raw, &a.Info)
+		if err != nil {
+			return fmt.Errorf("error reading 'info': %w", err)
+		}
+		delete(object, "info")
+	}
+
+	if raw, found := object["openapi"]; found {
+		err = json.Unmarshal(raw, &a.Openapi)
+		if err != nil {
+			return fmt.Errorf("error reading 'openapi': %w", err)
+		}
+		delete(object, "openapi")
+	}
+
+	if raw, found := object["paths"]; found {
+		err = json.Unmarshal(raw, &a.Paths)
+		if err != nil {
+			return fmt.Errorf("error reading 'paths': %w", err)
+		}
+		delete(object, "paths")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a OpenAPIDocument) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Info != nil {
+		object["info"], err = json.Marshal(a.Info)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'info': %w", err)
+		}
+	}
+
+	object["openapi"], err = json.Marshal(a.Openapi)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'openapi': %w", err)
+	}
+
+	if a.Paths != nil {
+		object["paths"], err = json.Marshal(a.Paths)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'paths': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // AsValidationError returns the union data inside the AnalyzePatent422JSONResponseBody as a ValidationError
 func (t AnalyzePatent422JSONResponseBody) AsValidationError() (ValidationError, error) {
@@ -1667,6 +1812,30 @@ type ClientInterface interface {
 	// Corresponds with POST /auth/register (the `Register` operationId).
 	Register(ctx context.Context, params *RegisterParams, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDocsPage The interactive API reference
+	//
+	// An HTML page showing this document with Swagger UI: every operation,
+	// its parameters and schemas, and "try it", which sends the request to
+	// the service that served the page, under its `ROOT_PATH` (with the
+	// bearer token typed into the Authorize dialog, for the operations
+	// that need one). Its scripts, styles and icons come from
+	// `/docs/{asset}`, nothing from another origin; the
+	// Content-Security-Policy allows nothing else. No token; off with
+	// `DOCS_ENABLED=false`.
+	//
+	// Corresponds with GET /docs (the `GetDocsPage` operationId).
+	GetDocsPage(ctx context.Context, params *GetDocsPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDocsAsset A script, style or icon of the reference page
+	//
+	// The files the `/docs` page loads: Swagger UI's bundle and stylesheet
+	// (the npm package `swagger-ui-dist`, Apache-2.0), the page's own
+	// script and stylesheet, and its icons. Scripts and styles are sent
+	// gzip-compressed to a client that accepts it.
+	//
+	// Corresponds with GET /docs/{asset} (the `GetDocsAsset` operationId).
+	GetDocsAsset(ctx context.Context, asset string, params *GetDocsAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ExportCSV CSV of a company's stored analyses
 	//
 	// Header row `company_name,analysis_type,model,analysis,timestamp`, then
@@ -1749,6 +1918,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /models (the `ListModels` operationId).
 	ListModels(ctx context.Context, params *ListModelsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOpenAPIDocument This OpenAPI document
+	//
+	// This document, byte for byte as published in the repository
+	// (`docs/openapi/patentsvc.yaml`). No token; off with
+	// `DOCS_ENABLED=false`.
+	//
+	// Corresponds with GET /openapi.yaml (the `GetOpenAPIDocument` operationId).
+	GetOpenAPIDocument(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Readyz Readiness probe
 	//
@@ -2359,6 +2537,50 @@ func (c *Client) Register(ctx context.Context, params *RegisterParams, body Regi
 	return c.Client.Do(req)
 }
 
+// GetDocsPage The interactive API reference
+//
+// An HTML page showing this document with Swagger UI: every operation,
+// its parameters and schemas, and "try it", which sends the request to
+// the service that served the page, under its `ROOT_PATH` (with the
+// bearer token typed into the Authorize dialog, for the operations
+// that need one). Its scripts, styles and icons come from
+// `/docs/{asset}`, nothing from another origin; the
+// Content-Security-Policy allows nothing else. No token; off with
+// `DOCS_ENABLED=false`.
+//
+// Corresponds with GET /docs (the `GetDocsPage` operationId).
+func (c *Client) GetDocsPage(ctx context.Context, params *GetDocsPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDocsPageRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDocsAsset A script, style or icon of the reference page
+//
+// The files the `/docs` page loads: Swagger UI's bundle and stylesheet
+// (the npm package `swagger-ui-dist`, Apache-2.0), the page's own
+// script and stylesheet, and its icons. Scripts and styles are sent
+// gzip-compressed to a client that accepts it.
+//
+// Corresponds with GET /docs/{asset} (the `GetDocsAsset` operationId).
+func (c *Client) GetDocsAsset(ctx context.Context, asset string, params *GetDocsAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDocsAssetRequest(c.Server, asset, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ExportCSV CSV of a company's stored analyses
 //
 // Header row `company_name,analysis_type,model,analysis,timestamp`, then
@@ -2512,6 +2734,25 @@ func (c *Client) Metrics(ctx context.Context, params *MetricsParams, reqEditors 
 // Corresponds with GET /models (the `ListModels` operationId).
 func (c *Client) ListModels(ctx context.Context, params *ListModelsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListModelsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOpenAPIDocument This OpenAPI document
+//
+// This document, byte for byte as published in the repository
+// (`docs/openapi/patentsvc.yaml`). No token; off with
+// `DOCS_ENABLED=false`.
+//
+// Corresponds with GET /openapi.yaml (the `GetOpenAPIDocument` operationId).
+func (c *Client) GetOpenAPIDocument(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIDocumentRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3875,6 +4116,119 @@ func NewRegisterRequestWithBody(server string, params *RegisterParams, contentTy
 	return req, nil
 }
 
+// NewGetDocsPageRequest constructs an http.Request for the GetDocsPage method
+func NewGetDocsPageRequest(server string, params *GetDocsPageParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetDocsAssetRequest constructs an http.Request for the GetDocsAsset method
+func NewGetDocsAssetRequest(server string, asset string, params *GetDocsAssetParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "asset", asset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewExportCSVRequest constructs an http.Request for the ExportCSV method
 func NewExportCSVRequest(server string, companyName CompanyNamePath, params *ExportCSVParams) (*http.Request, error) {
 	var err error
@@ -4288,6 +4642,59 @@ func NewListModelsRequest(server string, params *ListModelsParams) (*http.Reques
 			}
 
 			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetOpenAPIDocumentRequest constructs an http.Request for the GetOpenAPIDocument method
+func NewGetOpenAPIDocumentRequest(server string, params *GetOpenAPIDocumentParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/openapi.yaml")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -4722,6 +5129,34 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /auth/register (the `Register` operationId).
 	RegisterWithResponse(ctx context.Context, params *RegisterParams, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterResponse, error)
 
+	// GetDocsPageWithResponse The interactive API reference
+	//
+	// An HTML page showing this document with Swagger UI: every operation,
+	// its parameters and schemas, and "try it", which sends the request to
+	// the service that served the page, under its `ROOT_PATH` (with the
+	// bearer token typed into the Authorize dialog, for the operations
+	// that need one). Its scripts, styles and icons come from
+	// `/docs/{asset}`, nothing from another origin; the
+	// Content-Security-Policy allows nothing else. No token; off with
+	// `DOCS_ENABLED=false`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs (the `GetDocsPage` operationId).
+	GetDocsPageWithResponse(ctx context.Context, params *GetDocsPageParams, reqEditors ...RequestEditorFn) (*GetDocsPageResponse, error)
+
+	// GetDocsAssetWithResponse A script, style or icon of the reference page
+	//
+	// The files the `/docs` page loads: Swagger UI's bundle and stylesheet
+	// (the npm package `swagger-ui-dist`, Apache-2.0), the page's own
+	// script and stylesheet, and its icons. Scripts and styles are sent
+	// gzip-compressed to a client that accepts it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs/{asset} (the `GetDocsAsset` operationId).
+	GetDocsAssetWithResponse(ctx context.Context, asset string, params *GetDocsAssetParams, reqEditors ...RequestEditorFn) (*GetDocsAssetResponse, error)
+
 	// ExportCSVWithResponse CSV of a company's stored analyses
 	//
 	// Header row `company_name,analysis_type,model,analysis,timestamp`, then
@@ -4820,6 +5255,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /models (the `ListModels` operationId).
 	ListModelsWithResponse(ctx context.Context, params *ListModelsParams, reqEditors ...RequestEditorFn) (*ListModelsResponse, error)
+
+	// GetOpenAPIDocumentWithResponse This OpenAPI document
+	//
+	// This document, byte for byte as published in the repository
+	// (`docs/openapi/patentsvc.yaml`). No token; off with
+	// `DOCS_ENABLED=false`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /openapi.yaml (the `GetOpenAPIDocument` operationId).
+	GetOpenAPIDocumentWithResponse(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentResponse, error)
 
 	// ReadyzWithResponse Readiness probe
 	//
@@ -7387,6 +7833,138 @@ func (r RegisterResponse) ContentType() string {
 	return ""
 }
 
+// GetDocsPageResponse200Headers the declared response headers of an HTTP 200 response for GetDocsPage
+type GetDocsPageResponse200Headers struct {
+	CacheControl          string
+	ContentSecurityPolicy string
+	ETag                  string
+	XRequestId            string
+}
+
+// GetDocsPageResponse304Headers the declared response headers of an HTTP 304 response for GetDocsPage
+type GetDocsPageResponse304Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetDocsPageResponse404Headers the declared response headers of an HTTP 404 response for GetDocsPage
+type GetDocsPageResponse404Headers struct {
+	XRequestId string
+}
+
+type GetDocsPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DocsDisabled
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDocsPageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetDocsPageResponse304Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDocsPageResponse404Headers
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDocsPageResponse) GetJSON404() *DocsDisabled {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDocsPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDocsPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDocsPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDocsPageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDocsAssetResponse200Headers the declared response headers of an HTTP 200 response for GetDocsAsset
+type GetDocsAssetResponse200Headers struct {
+	CacheControl          string
+	ContentSecurityPolicy string
+	ETag                  string
+	XRequestId            string
+}
+
+// GetDocsAssetResponse304Headers the declared response headers of an HTTP 304 response for GetDocsAsset
+type GetDocsAssetResponse304Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetDocsAssetResponse404Headers the declared response headers of an HTTP 404 response for GetDocsAsset
+type GetDocsAssetResponse404Headers struct {
+	XRequestId string
+}
+
+type GetDocsAssetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DocsDisabled
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDocsAssetResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetDocsAssetResponse304Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDocsAssetResponse404Headers
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDocsAssetResponse) GetJSON404() *DocsDisabled {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDocsAssetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDocsAssetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDocsAssetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDocsAssetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ExportCSVResponse200Headers the declared response headers of an HTTP 200 response for ExportCSV
 type ExportCSVResponse200Headers struct {
 	CacheControl       string
@@ -7989,6 +8567,79 @@ func (r ListModelsResponse) ContentType() string {
 	return ""
 }
 
+// GetOpenAPIDocumentResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocument
+type GetOpenAPIDocumentResponse200Headers struct {
+	CacheControl          string
+	ContentSecurityPolicy string
+	ETag                  string
+	XRequestId            string
+}
+
+// GetOpenAPIDocumentResponse304Headers the declared response headers of an HTTP 304 response for GetOpenAPIDocument
+type GetOpenAPIDocumentResponse304Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetOpenAPIDocumentResponse404Headers the declared response headers of an HTTP 404 response for GetOpenAPIDocument
+type GetOpenAPIDocumentResponse404Headers struct {
+	XRequestId string
+}
+
+type GetOpenAPIDocumentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *OpenAPIDocument
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DocsDisabled
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOpenAPIDocumentResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetOpenAPIDocumentResponse304Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetOpenAPIDocumentResponse404Headers
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetOpenAPIDocumentResponse) GetYAML200() *OpenAPIDocument {
+	return r.YAML200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOpenAPIDocumentResponse) GetJSON404() *DocsDisabled {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOpenAPIDocumentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOpenAPIDocumentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOpenAPIDocumentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOpenAPIDocumentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReadyzResponse200Headers the declared response headers of an HTTP 200 response for Readyz
 type ReadyzResponse200Headers struct {
 	CacheControl string
@@ -8572,6 +9223,46 @@ func (c *ClientWithResponses) RegisterWithResponse(ctx context.Context, params *
 	return ParseRegisterResponse(rsp)
 }
 
+// GetDocsPageWithResponse The interactive API reference
+//
+// An HTML page showing this document with Swagger UI: every operation,
+// its parameters and schemas, and "try it", which sends the request to
+// the service that served the page, under its `ROOT_PATH` (with the
+// bearer token typed into the Authorize dialog, for the operations
+// that need one). Its scripts, styles and icons come from
+// `/docs/{asset}`, nothing from another origin; the
+// Content-Security-Policy allows nothing else. No token; off with
+// `DOCS_ENABLED=false`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs (the `GetDocsPage` operationId).
+func (c *ClientWithResponses) GetDocsPageWithResponse(ctx context.Context, params *GetDocsPageParams, reqEditors ...RequestEditorFn) (*GetDocsPageResponse, error) {
+	rsp, err := c.GetDocsPage(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDocsPageResponse(rsp)
+}
+
+// GetDocsAssetWithResponse A script, style or icon of the reference page
+//
+// The files the `/docs` page loads: Swagger UI's bundle and stylesheet
+// (the npm package `swagger-ui-dist`, Apache-2.0), the page's own
+// script and stylesheet, and its icons. Scripts and styles are sent
+// gzip-compressed to a client that accepts it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs/{asset} (the `GetDocsAsset` operationId).
+func (c *ClientWithResponses) GetDocsAssetWithResponse(ctx context.Context, asset string, params *GetDocsAssetParams, reqEditors ...RequestEditorFn) (*GetDocsAssetResponse, error) {
+	rsp, err := c.GetDocsAsset(ctx, asset, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDocsAssetResponse(rsp)
+}
+
 // ExportCSVWithResponse CSV of a company's stored analyses
 //
 // Header row `company_name,analysis_type,model,analysis,timestamp`, then
@@ -8717,6 +9408,23 @@ func (c *ClientWithResponses) ListModelsWithResponse(ctx context.Context, params
 		return nil, err
 	}
 	return ParseListModelsResponse(rsp)
+}
+
+// GetOpenAPIDocumentWithResponse This OpenAPI document
+//
+// This document, byte for byte as published in the repository
+// (`docs/openapi/patentsvc.yaml`). No token; off with
+// `DOCS_ENABLED=false`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /openapi.yaml (the `GetOpenAPIDocument` operationId).
+func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentResponse, error) {
+	rsp, err := c.GetOpenAPIDocument(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOpenAPIDocumentResponse(rsp)
 }
 
 // ReadyzWithResponse Readiness probe
@@ -11548,6 +12256,186 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 	return response, nil
 }
 
+// ParseGetDocsPageResponse parses an HTTP response from a GetDocsPageWithResponse call
+func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDocsPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DocsDisabled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDocsPageResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetDocsPageResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDocsPageResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDocsAssetResponse parses an HTTP response from a GetDocsAssetWithResponse call
+func ParseGetDocsAssetResponse(rsp *http.Response) (*GetDocsAssetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDocsAssetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DocsDisabled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDocsAssetResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetDocsAssetResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDocsAssetResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseExportCSVResponse parses an HTTP response from a ExportCSVWithResponse call
 func ParseExportCSVResponse(rsp *http.Response) (*ExportCSVResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12182,6 +13070,103 @@ func ParseListModelsResponse(rsp *http.Response) (*ListModelsResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOpenAPIDocumentResponse parses an HTTP response from a GetOpenAPIDocumentWithResponse call
+func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOpenAPIDocumentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest OpenAPIDocument
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DocsDisabled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOpenAPIDocumentResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetOpenAPIDocumentResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetOpenAPIDocumentResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
 	}
 
 	return response, nil

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
@@ -303,6 +305,36 @@ func (e Raw) Valid() bool {
 	}
 }
 
+// Defines values for DocsDisabledError.
+const (
+	DocsDisabledErrorNOTFOUND DocsDisabledError = "NOT_FOUND"
+)
+
+// Valid indicates whether the value is a known member of the DocsDisabledError enum.
+func (e DocsDisabledError) Valid() bool {
+	switch e {
+	case DocsDisabledErrorNOTFOUND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DocsDisabledStatus.
+const (
+	DocsDisabledStatusN404 DocsDisabledStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the DocsDisabledStatus enum.
+func (e DocsDisabledStatus) Valid() bool {
+	switch e {
+	case DocsDisabledStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ForbiddenError.
 const (
 	ForbiddenErrorFORBIDDEN ForbiddenError = "FORBIDDEN"
@@ -387,6 +419,96 @@ const (
 func (e RateLimitedStatus) Valid() bool {
 	switch e {
 	case RateLimitedStatusN429:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDocsPage404JSONResponseBodyError.
+const (
+	GetDocsPage404JSONResponseBodyErrorNOTFOUND GetDocsPage404JSONResponseBodyError = "NOT_FOUND"
+)
+
+// Valid indicates whether the value is a known member of the GetDocsPage404JSONResponseBodyError enum.
+func (e GetDocsPage404JSONResponseBodyError) Valid() bool {
+	switch e {
+	case GetDocsPage404JSONResponseBodyErrorNOTFOUND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDocsPage404JSONResponseBodyStatus.
+const (
+	GetDocsPage404JSONResponseBodyStatusN404 GetDocsPage404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the GetDocsPage404JSONResponseBodyStatus enum.
+func (e GetDocsPage404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetDocsPage404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDocsAsset404JSONResponseBodyError.
+const (
+	GetDocsAsset404JSONResponseBodyErrorNOTFOUND GetDocsAsset404JSONResponseBodyError = "NOT_FOUND"
+)
+
+// Valid indicates whether the value is a known member of the GetDocsAsset404JSONResponseBodyError enum.
+func (e GetDocsAsset404JSONResponseBodyError) Valid() bool {
+	switch e {
+	case GetDocsAsset404JSONResponseBodyErrorNOTFOUND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetDocsAsset404JSONResponseBodyStatus.
+const (
+	GetDocsAsset404JSONResponseBodyStatusN404 GetDocsAsset404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the GetDocsAsset404JSONResponseBodyStatus enum.
+func (e GetDocsAsset404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetDocsAsset404JSONResponseBodyStatusN404:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetOpenAPIDocument404JSONResponseBodyError.
+const (
+	GetOpenAPIDocument404JSONResponseBodyErrorNOTFOUND GetOpenAPIDocument404JSONResponseBodyError = "NOT_FOUND"
+)
+
+// Valid indicates whether the value is a known member of the GetOpenAPIDocument404JSONResponseBodyError enum.
+func (e GetOpenAPIDocument404JSONResponseBodyError) Valid() bool {
+	switch e {
+	case GetOpenAPIDocument404JSONResponseBodyErrorNOTFOUND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetOpenAPIDocument404JSONResponseBodyStatus.
+const (
+	GetOpenAPIDocument404JSONResponseBodyStatusN404 GetOpenAPIDocument404JSONResponseBodyStatus = 404
+)
+
+// Valid indicates whether the value is a known member of the GetOpenAPIDocument404JSONResponseBodyStatus enum.
+func (e GetOpenAPIDocument404JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case GetOpenAPIDocument404JSONResponseBodyStatusN404:
 		return true
 	default:
 		return false
@@ -1114,6 +1236,14 @@ type HealthResponseStatus string
 // HealthResponseUpstreamUpstreamCatalog State of the last upstream check.
 type HealthResponseUpstreamUpstreamCatalog string
 
+// OpenAPIDocument An OpenAPI 3.1 document, this one; only its frame is described here.
+type OpenAPIDocument struct {
+	Info                 map[string]interface{} `json:"info"`
+	Openapi              string                 `json:"openapi"`
+	Paths                map[string]interface{} `json:"paths"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
 // ProbeLoading defines model for ProbeLoading.
 type ProbeLoading struct {
 	Reason ProbeLoadingReason `json:"reason"`
@@ -1267,6 +1397,9 @@ type VinDecodeResult struct {
 // on cache hits: where the cached answer came from.
 type VinDecodeResultSource string
 
+// IfNoneMatch defines model for IfNoneMatch.
+type IfNoneMatch = string
+
 // VinQuery defines model for VinQuery.
 type VinQuery = string
 
@@ -1281,6 +1414,21 @@ type XRequestId = string
 
 // Raw defines model for raw.
 type Raw string
+
+// DocsDisabled defines model for DocsDisabled.
+type DocsDisabled struct {
+	Error DocsDisabledError `json:"error"`
+
+	// Message Human-readable; never reveals upstream URLs, addresses or internal errors.
+	Message string             `json:"message"`
+	Status  DocsDisabledStatus `json:"status"`
+}
+
+// DocsDisabledError defines model for DocsDisabled.Error.
+type DocsDisabledError string
+
+// DocsDisabledStatus defines model for DocsDisabled.Status.
+type DocsDisabledStatus int
 
 // Forbidden defines model for Forbidden.
 type Forbidden struct {
@@ -1327,6 +1475,40 @@ type RateLimitedError string
 // RateLimitedStatus defines model for RateLimited.Status.
 type RateLimitedStatus int
 
+// GetDocsPageParams defines parameters for GetDocsPage.
+type GetDocsPageParams struct {
+	// XRequestId A request id to keep. It is echoed in the response when it is 1 to
+	// 128 characters of `[A-Za-z0-9._-]`; any other value is replaced by a
+	// new UUID (it is never an error).
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch An `ETag` of an earlier answer; when it is the current one, the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetDocsPage404JSONResponseBodyError defines parameters for GetDocsPage.
+type GetDocsPage404JSONResponseBodyError string
+
+// GetDocsPage404JSONResponseBodyStatus defines parameters for GetDocsPage.
+type GetDocsPage404JSONResponseBodyStatus int
+
+// GetDocsAssetParams defines parameters for GetDocsAsset.
+type GetDocsAssetParams struct {
+	// XRequestId A request id to keep. It is echoed in the response when it is 1 to
+	// 128 characters of `[A-Za-z0-9._-]`; any other value is replaced by a
+	// new UUID (it is never an error).
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch An `ETag` of an earlier answer; when it is the current one, the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetDocsAsset404JSONResponseBodyError defines parameters for GetDocsAsset.
+type GetDocsAsset404JSONResponseBodyError string
+
+// GetDocsAsset404JSONResponseBodyStatus defines parameters for GetDocsAsset.
+type GetDocsAsset404JSONResponseBodyStatus int
+
 // LivezParams defines parameters for Livez.
 type LivezParams struct {
 	// XRequestId A request id to keep. It is echoed in the response when it is 1 to
@@ -1342,6 +1524,23 @@ type MetricsParams struct {
 	// new UUID (it is never an error).
 	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
 }
+
+// GetOpenAPIDocumentParams defines parameters for GetOpenAPIDocument.
+type GetOpenAPIDocumentParams struct {
+	// XRequestId A request id to keep. It is echoed in the response when it is 1 to
+	// 128 characters of `[A-Za-z0-9._-]`; any other value is replaced by a
+	// new UUID (it is never an error).
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+
+	// IfNoneMatch An `ETag` of an earlier answer; when it is the current one, the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetOpenAPIDocument404JSONResponseBodyError defines parameters for GetOpenAPIDocument.
+type GetOpenAPIDocument404JSONResponseBodyError string
+
+// GetOpenAPIDocument404JSONResponseBodyStatus defines parameters for GetOpenAPIDocument.
+type GetOpenAPIDocument404JSONResponseBodyStatus int
 
 // ReadyzParams defines parameters for Readyz.
 type ReadyzParams struct {
@@ -1600,6 +1799,102 @@ type GetHealth503JSONResponseBodyUpstreamUpstreamCatalog string
 
 // DecodeBatchJSONRequestBody defines body for DecodeBatch for application/json ContentType.
 type DecodeBatchJSONRequestBody = BatchRequest
+
+// Getter for additional properties for OpenAPIDocument. Returns the specified
+// element and whether it was found
+func (a OpenAPIDocument) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for OpenAPIDocument
+func (a *OpenAPIDocument) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a *OpenAPIDocument) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["info"]; found {
+		err = json.Unmarshal(raw, &a.Info)
+		if err != nil {
+			return fmt.Errorf("error reading 'info': %w", err)
+		}
+		delete(object, "info")
+	}
+
+	if raw, found := object["openapi"]; found {
+		err = json.Unmarshal(raw, &a.Openapi)
+		if err != nil {
+			return fmt.Errorf("error reading 'openapi': %w", err)
+		}
+		delete(object, "openapi")
+	}
+
+	if raw, found := object["paths"]; found {
+		err = json.Unmarshal(raw, &a.Paths)
+		if err != nil {
+			return fmt.Errorf("error reading 'paths': %w", err)
+		}
+		delete(object, "paths")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
+func (a OpenAPIDocument) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Info != nil {
+		object["info"], err = json.Marshal(a.Info)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'info': %w", err)
+		}
+	}
+
+	object["openapi"], err = json.Marshal(a.Openapi)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'openapi': %w", err)
+	}
+
+	if a.Paths != nil {
+		object["paths"], err = json.Marshal(a.Paths)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'paths': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // AsVinDecodeResult returns the union data inside the BatchResponse_Results_Item as a VinDecodeResult
 func (t BatchResponse_Results_Item) AsVinDecodeResult() (VinDecodeResult, error) {
@@ -1990,6 +2285,29 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetDocsPage The interactive API reference
+	//
+	// An HTML page showing this document with Swagger UI: every operation,
+	// its parameters and schemas, and "try it", which sends the request to
+	// the service that served the page (with the `X-Gateway-Proxy-Secret`
+	// typed into the Authorize dialog, for `/v1/decode` and `/v1/batch`).
+	// Its scripts, styles and icons come from `/docs/{asset}`, nothing
+	// from another origin; the Content-Security-Policy allows nothing
+	// else. No credentials; off with `DOCS_ENABLED=false`.
+	//
+	// Corresponds with GET /docs (the `GetDocsPage` operationId).
+	GetDocsPage(ctx context.Context, params *GetDocsPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDocsAsset A script, style or icon of the reference page
+	//
+	// The files the `/docs` page loads: Swagger UI's bundle and stylesheet
+	// (the npm package `swagger-ui-dist`, Apache-2.0), the page's own
+	// script and stylesheet, and its icons. Scripts and styles are sent
+	// gzip-compressed to a client that accepts it.
+	//
+	// Corresponds with GET /docs/{asset} (the `GetDocsAsset` operationId).
+	GetDocsAsset(ctx context.Context, asset string, params *GetDocsAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Livez Liveness probe
 	//
 	// 200 while the process serves; no dependency is checked.
@@ -2007,6 +2325,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	Metrics(ctx context.Context, params *MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOpenAPIDocument This OpenAPI document
+	//
+	// This document, byte for byte as published in the repository
+	// (`docs/openapi/vinsvc.yaml`). No credentials; off with
+	// `DOCS_ENABLED=false`.
+	//
+	// Corresponds with GET /openapi.yaml (the `GetOpenAPIDocument` operationId).
+	GetOpenAPIDocument(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Readyz Readiness probe
 	//
@@ -2078,6 +2405,49 @@ type ClientInterface interface {
 	GetHealth(ctx context.Context, params *GetHealthParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
+// GetDocsPage The interactive API reference
+//
+// An HTML page showing this document with Swagger UI: every operation,
+// its parameters and schemas, and "try it", which sends the request to
+// the service that served the page (with the `X-Gateway-Proxy-Secret`
+// typed into the Authorize dialog, for `/v1/decode` and `/v1/batch`).
+// Its scripts, styles and icons come from `/docs/{asset}`, nothing
+// from another origin; the Content-Security-Policy allows nothing
+// else. No credentials; off with `DOCS_ENABLED=false`.
+//
+// Corresponds with GET /docs (the `GetDocsPage` operationId).
+func (c *Client) GetDocsPage(ctx context.Context, params *GetDocsPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDocsPageRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDocsAsset A script, style or icon of the reference page
+//
+// The files the `/docs` page loads: Swagger UI's bundle and stylesheet
+// (the npm package `swagger-ui-dist`, Apache-2.0), the page's own
+// script and stylesheet, and its icons. Scripts and styles are sent
+// gzip-compressed to a client that accepts it.
+//
+// Corresponds with GET /docs/{asset} (the `GetDocsAsset` operationId).
+func (c *Client) GetDocsAsset(ctx context.Context, asset string, params *GetDocsAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDocsAssetRequest(c.Server, asset, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Livez Liveness probe
 //
 // 200 while the process serves; no dependency is checked.
@@ -2106,6 +2476,25 @@ func (c *Client) Livez(ctx context.Context, params *LivezParams, reqEditors ...R
 // Corresponds with GET /metrics (the `Metrics` operationId).
 func (c *Client) Metrics(ctx context.Context, params *MetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewMetricsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOpenAPIDocument This OpenAPI document
+//
+// This document, byte for byte as published in the repository
+// (`docs/openapi/vinsvc.yaml`). No credentials; off with
+// `DOCS_ENABLED=false`.
+//
+// Corresponds with GET /openapi.yaml (the `GetOpenAPIDocument` operationId).
+func (c *Client) GetOpenAPIDocument(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIDocumentRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2235,6 +2624,119 @@ func (c *Client) GetHealth(ctx context.Context, params *GetHealthParams, reqEdit
 	return c.Client.Do(req)
 }
 
+// NewGetDocsPageRequest constructs an http.Request for the GetDocsPage method
+func NewGetDocsPageRequest(server string, params *GetDocsPageParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetDocsAssetRequest constructs an http.Request for the GetDocsAsset method
+func NewGetDocsAssetRequest(server string, asset string, params *GetDocsAssetParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "asset", asset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewLivezRequest constructs an http.Request for the Livez method
 func NewLivezRequest(server string, params *LivezParams) (*http.Request, error) {
 	var err error
@@ -2312,6 +2814,59 @@ func NewMetricsRequest(server string, params *MetricsParams) (*http.Request, err
 			}
 
 			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetOpenAPIDocumentRequest constructs an http.Request for the GetOpenAPIDocument method
+func NewGetOpenAPIDocumentRequest(server string, params *GetOpenAPIDocumentParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/openapi.yaml")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+		if params.IfNoneMatch != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam1)
 		}
 
 	}
@@ -2650,6 +3205,33 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetDocsPageWithResponse The interactive API reference
+	//
+	// An HTML page showing this document with Swagger UI: every operation,
+	// its parameters and schemas, and "try it", which sends the request to
+	// the service that served the page (with the `X-Gateway-Proxy-Secret`
+	// typed into the Authorize dialog, for `/v1/decode` and `/v1/batch`).
+	// Its scripts, styles and icons come from `/docs/{asset}`, nothing
+	// from another origin; the Content-Security-Policy allows nothing
+	// else. No credentials; off with `DOCS_ENABLED=false`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs (the `GetDocsPage` operationId).
+	GetDocsPageWithResponse(ctx context.Context, params *GetDocsPageParams, reqEditors ...RequestEditorFn) (*GetDocsPageResponse, error)
+
+	// GetDocsAssetWithResponse A script, style or icon of the reference page
+	//
+	// The files the `/docs` page loads: Swagger UI's bundle and stylesheet
+	// (the npm package `swagger-ui-dist`, Apache-2.0), the page's own
+	// script and stylesheet, and its icons. Scripts and styles are sent
+	// gzip-compressed to a client that accepts it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs/{asset} (the `GetDocsAsset` operationId).
+	GetDocsAssetWithResponse(ctx context.Context, asset string, params *GetDocsAssetParams, reqEditors ...RequestEditorFn) (*GetDocsAssetResponse, error)
+
 	// LivezWithResponse Liveness probe
 	//
 	// 200 while the process serves; no dependency is checked.
@@ -2671,6 +3253,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	MetricsWithResponse(ctx context.Context, params *MetricsParams, reqEditors ...RequestEditorFn) (*MetricsResponse, error)
+
+	// GetOpenAPIDocumentWithResponse This OpenAPI document
+	//
+	// This document, byte for byte as published in the repository
+	// (`docs/openapi/vinsvc.yaml`). No credentials; off with
+	// `DOCS_ENABLED=false`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /openapi.yaml (the `GetOpenAPIDocument` operationId).
+	GetOpenAPIDocumentWithResponse(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentResponse, error)
 
 	// ReadyzWithResponse Readiness probe
 	//
@@ -2746,6 +3339,138 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/health (the `GetHealth` operationId).
 	GetHealthWithResponse(ctx context.Context, params *GetHealthParams, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
+}
+
+// GetDocsPageResponse200Headers the declared response headers of an HTTP 200 response for GetDocsPage
+type GetDocsPageResponse200Headers struct {
+	CacheControl          string
+	ContentSecurityPolicy string
+	ETag                  string
+	XRequestId            string
+}
+
+// GetDocsPageResponse304Headers the declared response headers of an HTTP 304 response for GetDocsPage
+type GetDocsPageResponse304Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetDocsPageResponse404Headers the declared response headers of an HTTP 404 response for GetDocsPage
+type GetDocsPageResponse404Headers struct {
+	XRequestId string
+}
+
+type GetDocsPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DocsDisabled
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDocsPageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetDocsPageResponse304Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDocsPageResponse404Headers
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDocsPageResponse) GetJSON404() *DocsDisabled {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDocsPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDocsPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDocsPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDocsPageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDocsAssetResponse200Headers the declared response headers of an HTTP 200 response for GetDocsAsset
+type GetDocsAssetResponse200Headers struct {
+	CacheControl          string
+	ContentSecurityPolicy string
+	ETag                  string
+	XRequestId            string
+}
+
+// GetDocsAssetResponse304Headers the declared response headers of an HTTP 304 response for GetDocsAsset
+type GetDocsAssetResponse304Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetDocsAssetResponse404Headers the declared response headers of an HTTP 404 response for GetDocsAsset
+type GetDocsAssetResponse404Headers struct {
+	XRequestId string
+}
+
+type GetDocsAssetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DocsDisabled
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDocsAssetResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetDocsAssetResponse304Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDocsAssetResponse404Headers
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDocsAssetResponse) GetJSON404() *DocsDisabled {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDocsAssetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDocsAssetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDocsAssetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDocsAssetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // LivezResponse200Headers the declared response headers of an HTTP 200 response for Livez
@@ -2832,6 +3557,79 @@ func (r MetricsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r MetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOpenAPIDocumentResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocument
+type GetOpenAPIDocumentResponse200Headers struct {
+	CacheControl          string
+	ContentSecurityPolicy string
+	ETag                  string
+	XRequestId            string
+}
+
+// GetOpenAPIDocumentResponse304Headers the declared response headers of an HTTP 304 response for GetOpenAPIDocument
+type GetOpenAPIDocumentResponse304Headers struct {
+	ETag       string
+	XRequestId string
+}
+
+// GetOpenAPIDocumentResponse404Headers the declared response headers of an HTTP 404 response for GetOpenAPIDocument
+type GetOpenAPIDocumentResponse404Headers struct {
+	XRequestId string
+}
+
+type GetOpenAPIDocumentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *OpenAPIDocument
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *DocsDisabled
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOpenAPIDocumentResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetOpenAPIDocumentResponse304Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetOpenAPIDocumentResponse404Headers
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetOpenAPIDocumentResponse) GetYAML200() *OpenAPIDocument {
+	return r.YAML200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOpenAPIDocumentResponse) GetJSON404() *DocsDisabled {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOpenAPIDocumentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOpenAPIDocumentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOpenAPIDocumentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOpenAPIDocumentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3375,6 +4173,45 @@ func (r GetHealthResponse) ContentType() string {
 	return ""
 }
 
+// GetDocsPageWithResponse The interactive API reference
+//
+// An HTML page showing this document with Swagger UI: every operation,
+// its parameters and schemas, and "try it", which sends the request to
+// the service that served the page (with the `X-Gateway-Proxy-Secret`
+// typed into the Authorize dialog, for `/v1/decode` and `/v1/batch`).
+// Its scripts, styles and icons come from `/docs/{asset}`, nothing
+// from another origin; the Content-Security-Policy allows nothing
+// else. No credentials; off with `DOCS_ENABLED=false`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs (the `GetDocsPage` operationId).
+func (c *ClientWithResponses) GetDocsPageWithResponse(ctx context.Context, params *GetDocsPageParams, reqEditors ...RequestEditorFn) (*GetDocsPageResponse, error) {
+	rsp, err := c.GetDocsPage(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDocsPageResponse(rsp)
+}
+
+// GetDocsAssetWithResponse A script, style or icon of the reference page
+//
+// The files the `/docs` page loads: Swagger UI's bundle and stylesheet
+// (the npm package `swagger-ui-dist`, Apache-2.0), the page's own
+// script and stylesheet, and its icons. Scripts and styles are sent
+// gzip-compressed to a client that accepts it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs/{asset} (the `GetDocsAsset` operationId).
+func (c *ClientWithResponses) GetDocsAssetWithResponse(ctx context.Context, asset string, params *GetDocsAssetParams, reqEditors ...RequestEditorFn) (*GetDocsAssetResponse, error) {
+	rsp, err := c.GetDocsAsset(ctx, asset, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDocsAssetResponse(rsp)
+}
+
 // LivezWithResponse Liveness probe
 //
 // 200 while the process serves; no dependency is checked.
@@ -3407,6 +4244,23 @@ func (c *ClientWithResponses) MetricsWithResponse(ctx context.Context, params *M
 		return nil, err
 	}
 	return ParseMetricsResponse(rsp)
+}
+
+// GetOpenAPIDocumentWithResponse This OpenAPI document
+//
+// This document, byte for byte as published in the repository
+// (`docs/openapi/vinsvc.yaml`). No credentials; off with
+// `DOCS_ENABLED=false`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /openapi.yaml (the `GetOpenAPIDocument` operationId).
+func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentResponse, error) {
+	rsp, err := c.GetOpenAPIDocument(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOpenAPIDocumentResponse(rsp)
 }
 
 // ReadyzWithResponse Readiness probe
@@ -3514,6 +4368,186 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, params 
 	return ParseGetHealthResponse(rsp)
 }
 
+// ParseGetDocsPageResponse parses an HTTP response from a GetDocsPageWithResponse call
+func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDocsPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DocsDisabled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDocsPageResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetDocsPageResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDocsPageResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDocsAssetResponse parses an HTTP response from a GetDocsAssetWithResponse call
+func ParseGetDocsAssetResponse(rsp *http.Response) (*GetDocsAssetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDocsAssetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DocsDisabled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDocsAssetResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetDocsAssetResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDocsAssetResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseLivezResponse parses an HTTP response from a LivezWithResponse call
 func ParseLivezResponse(rsp *http.Response) (*LivezResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3584,6 +4618,103 @@ func ParseMetricsResponse(rsp *http.Response) (*MetricsResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOpenAPIDocumentResponse parses an HTTP response from a GetOpenAPIDocumentWithResponse call
+func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOpenAPIDocumentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest OpenAPIDocument
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest DocsDisabled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOpenAPIDocumentResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetOpenAPIDocumentResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetOpenAPIDocumentResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
 	}
 
 	return response, nil

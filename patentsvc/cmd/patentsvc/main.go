@@ -52,13 +52,24 @@ func main() {
 	}
 }
 
+// run is what main does: it serves on PORT (serve) until ctx ends or
+// SIGINT/SIGTERM arrives, or runs the subcommand args[1] names.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(args) > 1 {
 		return command(ctx, args, getenv, stdout)
 	}
+	return serve(ctx, listenPort, getenv, stdout)
+}
 
+// serve is the service's wiring, top to bottom: it serves on the listener
+// listen returns for PORT until ctx ends, shuts down within
+// SHUTDOWN_TIMEOUT and returns nil, or returns the error that kept it from
+// starting or serving. run passes listenPort; the tests pass a listener
+// they opened, which no other process can take between choosing the port
+// and binding it (issue 27).
+func serve(ctx context.Context, listen func(port int) (net.Listener, error), getenv func(string) string, stdout io.Writer) error {
 	// Configuration and logging.
 	cfg, pdfFonts, err := loadConfig(getenv)
 	if err != nil {
@@ -105,7 +116,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	hooks.RegisterMetrics(reg)
 	work.RegisterMetrics(ctx, reg)
 	handler := httpapi.NewServer(logger, serverOptions(cfg, sched, pdfFonts), authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
-	ln, err := listenAndWork(ctx, cfg.Port, work, sched)
+	ln, err := listenAndWork(ctx, listen, cfg.Port, work, sched)
 	if err != nil {
 		return err
 	}
@@ -133,19 +144,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return nil
 }
 
-// listenAndWork listens on port and starts the queue's workers, which run
-// in a context of their own until its Shutdown; when either fails, the
-// scheduler is shut down and the error returned.
-func listenAndWork(ctx context.Context, port int, work *queue.Queue, sched *schedule.Scheduler) (net.Listener, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(port)))
+// listenAndWork listens on port (listen) and then starts the queue's
+// workers, which run in a context of their own until its Shutdown; when
+// either fails, the scheduler is shut down and the error returned.
+func listenAndWork(ctx context.Context, listen func(port int) (net.Listener, error), port int, work *queue.Queue,
+	sched *schedule.Scheduler) (net.Listener, error) {
+	ln, err := listen(port)
 	if err != nil {
 		_ = sched.Shutdown(ctx)
-		return nil, fmt.Errorf("listen on port %d: %w", port, err)
+		return nil, err
 	}
 	if err := work.Start(context.WithoutCancel(ctx)); err != nil {
 		ln.Close()
 		_ = sched.Shutdown(ctx)
 		return nil, err
+	}
+	return ln, nil
+}
+
+// listenPort listens on port on every interface; port 0 takes a free port
+// the kernel picks, which graceful.Serve's start-up line ("http server
+// listening") names.
+func listenPort(port int) (net.Listener, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(port)))
+	if err != nil {
+		return nil, fmt.Errorf("listen on port %d: %w", port, err)
 	}
 	return ln, nil
 }
@@ -417,6 +440,7 @@ func serverOptions(cfg config.Config, sched *schedule.Scheduler, pdfFonts *expor
 		DefaultModel:    cfg.Model,
 		AnalyzerMissing: cfg.AnalyzerMissing(),
 		Demo:            cfg.Demo,
+		Docs:            cfg.DocsEnabled,
 		Scheduler:       sched.State,
 		PDF:             export.PDFOptions{Fonts: pdfFonts},
 	}

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,26 +36,49 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 }
 func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
-func freePort(t testing.TB) int {
+// listenLocal opens a listener on 127.0.0.1 on a port the kernel picks,
+// closed when the test ends if the service has not closed it. The service
+// is handed the listener itself (handOver): a port chosen, closed and bound
+// again later can be taken by another process in between (issue 27).
+func listenLocal(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// handOver is serve's listen for a listener the test opened: PORT is not
+// used.
+func handOver(ln net.Listener) func(int) (net.Listener, error) {
+	return func(int) (net.Listener, error) { return ln, nil }
+}
+
+// closedAddr is an address nothing listens on (a port the kernel picked,
+// closed again), for a setting that must point at nothing; nothing binds
+// it.
+func closedAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().String()
 }
 
-// start runs the service as main does and returns its base URL and a stop
-// function returning run's error.
+// start runs the service as main does, on a listener of the test's own,
+// and returns its base URL and a stop function returning serve's error.
 func start(t *testing.T, env map[string]string) (string, func() error, *lockedBuffer) {
 	t.Helper()
-	env["PORT"] = strconv.Itoa(freePort(t))
+	ln := listenLocal(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &lockedBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"patentsvc"}, func(k string) string { return env[k] }, logs) }()
-	base := "http://127.0.0.1:" + env["PORT"] + env["ROOT_PATH"]
+	go func() { done <- serve(ctx, handOver(ln), func(k string) string { return env[k] }, logs) }()
+	base := "http://" + ln.Addr().String() + env["ROOT_PATH"]
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if resp, err := http.Get(base + "/livez"); err == nil {
@@ -67,7 +89,7 @@ func start(t *testing.T, env map[string]string) (string, func() error, *lockedBu
 		}
 		select {
 		case err := <-done:
-			t.Fatalf("run returned before serving: %v\n%s", err, logs)
+			t.Fatalf("serve returned before serving: %v\n%s", err, logs)
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -83,7 +105,7 @@ func start(t *testing.T, env map[string]string) (string, func() error, *lockedBu
 			select {
 			case runErr = <-done:
 			case <-time.After(30 * time.Second):
-				runErr = fmt.Errorf("run did not return within 30s")
+				runErr = fmt.Errorf("serve did not return within 30s")
 			}
 		})
 		return runErr
@@ -179,7 +201,7 @@ func TestRunChecksStorage(t *testing.T) {
 	if code, _ := call(t, http.MethodPut, s3.URL+"/pdfs", "", nil); code != http.StatusOK {
 		t.Fatalf("create bucket = %d", code)
 	}
-	closed := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	closed := closedAddr(t)
 	for _, tt := range []struct {
 		name, endpoint, bucket, want string
 	}{

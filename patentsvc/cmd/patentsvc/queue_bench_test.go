@@ -60,8 +60,10 @@ func BenchmarkQueueThroughput(b *testing.B) {
 // returns how long until every company's first run is recorded.
 func runTracked(b *testing.B, replicas, n int, prefix string) time.Duration {
 	dsn := storetest.DSN(b, store.Postgres)
+	// LOG_LEVEL INFO, not WARNING: startReplica reads the port each
+	// replica took from its start-up line, which is at INFO.
 	c := newCluster(b, store.Postgres, dsn, map[string]string{
-		"SCHEDULE_INTERVAL_HOURS": "24", "SCHEDULE_MAX_CONCURRENT": "4", "LOG_LEVEL": "WARNING", "WEBHOOK_URLS": "",
+		"SCHEDULE_INTERVAL_HOURS": "24", "SCHEDULE_MAX_CONCURRENT": "4", "LOG_LEVEL": "INFO", "WEBHOOK_URLS": "",
 	})
 	c.world.Serp.SetLatency(500 * time.Millisecond)
 	c.world.LLM.SetLatency(2 * time.Second)

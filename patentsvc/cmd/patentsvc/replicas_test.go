@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -38,18 +40,18 @@ func buildBinary(t testing.TB) string {
 	return bin
 }
 
-// startReplica runs the binary with env (and a free PORT) as a process of
-// its own and waits for its /livez. It is stopped with SIGTERM (stop) or,
-// at the latest, killed when the test ends.
+// startReplica runs the binary with env (and PORT=0) as a process of its
+// own, reads the port it took from its start-up line and waits for its
+// /livez. It is stopped with SIGTERM (stop) or, at the latest, killed when
+// the test ends.
 func startReplica(t testing.TB, name, bin string, env map[string]string) *replica {
 	t.Helper()
-	port := strconv.Itoa(freePort(t))
-	r := &replica{name: name, base: "http://127.0.0.1:" + port, logs: &lockedBuffer{}, done: make(chan error, 1)}
+	r := &replica{name: name, logs: &lockedBuffer{}, done: make(chan error, 1)}
 	r.cmd = exec.Command(bin)
-	r.cmd.Env = []string{"PORT=" + port}
 	for k, v := range env {
 		r.cmd.Env = append(r.cmd.Env, k+"="+v)
 	}
+	r.cmd.Env = append(r.cmd.Env, "PORT=0") // last: it wins
 	r.cmd.Stdout, r.cmd.Stderr = r.logs, r.logs
 	if err := r.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
@@ -62,6 +64,7 @@ func startReplica(t testing.TB, name, bin string, env map[string]string) *replic
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)
+	r.base = "http://127.0.0.1:" + listeningPort(t, name, r.logs, r.done, 30*time.Second)
 	for {
 		if resp, err := http.Get(r.base + "/livez"); err == nil {
 			resp.Body.Close()
@@ -76,6 +79,37 @@ func startReplica(t testing.TB, name, bin string, env map[string]string) *replic
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: no /livez within 30s\n%s", name, r.logs)
+		}
+	}
+}
+
+// listeningPort waits, at most within, for the start-up line
+// {"msg":"http server listening","addr":"[::]:NNNNN"} of a service started
+// with PORT=0 in its output and returns the port it names: the kernel
+// picked it, so no other process can take it between choosing and binding
+// it (issue 27). It fails the test, with the output so far, when the
+// process exits first (done delivers its Wait) or the line does not come.
+func listeningPort(t testing.TB, name string, out *lockedBuffer, done <-chan error, within time.Duration) string {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		for line := range strings.Lines(out.String()) {
+			var l struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &l) != nil || l.Msg != "http server listening" {
+				continue
+			}
+			_, port, err := net.SplitHostPort(l.Addr)
+			if err != nil {
+				t.Fatalf("%s: start-up line %s: %v", name, strings.TrimSpace(line), err)
+			}
+			return port
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("%s exited before listening: %v\n%s", name, err, out)
+		case <-deadline:
+			t.Fatalf("%s: no \"http server listening\" line (INFO: LOG_LEVEL must let it through) within %v\n%s", name, within, out)
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

@@ -44,6 +44,9 @@ type Config struct {
 	CORSOrigins     []string
 	TrustedProxies  []netip.Prefix
 	ShutdownTimeout time.Duration
+	// DocsEnabled serves the API reference, GET ROOT_PATH/docs and GET
+	// ROOT_PATH/openapi.yaml.
+	DocsEnabled bool
 
 	DatabaseURL Secret // may hold a password
 	// Database is DATABASE_URL read: the dialect and the DSN to open.
@@ -140,6 +143,8 @@ var settings = []setting{
 		func(c *Config, v string) error { return prefixes(&c.TrustedProxies, v) }},
 	{"SHUTDOWN_TIMEOUT", "15s", "One deadline after SIGTERM for draining requests, running jobs, the scheduler and webhook deliveries; the database closes after it.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
+	{"DOCS_ENABLED", "true", "`true` serves the API reference under `ROOT_PATH`: `GET ROOT_PATH/docs`, an interactive page (Swagger UI, every asset embedded, nothing loaded from another origin) whose \"try it\" calls this service, under its `ROOT_PATH`, with the bearer token typed into its Authorize dialog, and `GET ROOT_PATH/openapi.yaml`, the OpenAPI document. Neither needs a token. `false`: both answer 404. The gateway examples in deploy/ route them to subscribers (docs/patentsvc.md, \"The API reference\").", false,
+		func(c *Config, v string) error { return boolean(&c.DocsEnabled, v) }},
 
 	{"DATABASE_URL", "", "PostgreSQL as a `postgres://` or `postgresql://` URL (scheme in any letter case) or a libpq key=value DSN (`host=db user=app dbname=patents ...`); SQLite as `sqlite:<path>` or `file:<path>`. Empty, or a bare file path, is the embedded SQLite file (`" + DefaultSQLitePath + "` when empty) and is accepted only with `APP_ENV=development`; outside it an empty or unrecognised value stops start-up.", true,
 		func(c *Config, v string) (err error) {
@@ -331,6 +336,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("root_path", c.RootPath),
 		slog.Any("cors_origins", c.CORSOrigins),
 		slog.Any("trusted_proxies", c.TrustedProxies),
+		slog.Bool("docs_enabled", c.DocsEnabled),
 		slog.String("database", db),
 		slog.Any("jwt_secret", c.JWTSecret),
 		slog.String("model", c.Model),

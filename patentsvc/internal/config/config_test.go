@@ -31,6 +31,7 @@ func TestLoadDefaults(t *testing.T) {
 		{"RootPath", c.RootPath, ""},
 		{"CORSOrigins", strings.Join(c.CORSOrigins, ","), "http://localhost:3000,http://localhost:5173"},
 		{"TrustedProxies", len(c.TrustedProxies), 0},
+		{"DocsEnabled", c.DocsEnabled, true},
 		{"Database", c.Database.Dialect + " " + c.Database.DSN.Reveal(), "sqlite data/patentsvc.db"},
 		{"JWTSecret", c.JWTSecret.Reveal(), config.DefaultJWTSecret},
 		{"AccessTokenTTL", c.AccessTokenTTL, 30 * time.Minute},
@@ -80,7 +81,7 @@ func TestLoadValues(t *testing.T) {
 		"TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7", "LOG_LEVEL": "warning", "SCHEDULE_INTERVAL_HOURS": "0.01",
 		"CHANGE_THRESHOLD_PERCENT": "12.5", "USE_CACHE": "false", "DATABASE_URL": "postgres://u:pw@db:5432/p",
 		"MODEL": "mistralai/mistral-nemo", "STORAGE_BACKEND": "s3", "S3_BUCKET": "pdfs", "PDF_OCR": "off",
-		"LLM_MAX_ANSWER_KB": "4096",
+		"LLM_MAX_ANSWER_KB": "4096", "DOCS_ENABLED": "false",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestLoadValues(t *testing.T) {
 	if c.RootPath != "/patents" || c.LogLevel != slog.LevelWarn || c.ScheduleInterval != 36*time.Second ||
 		c.ChangeThresholdPercent != 12.5 || c.UseCache || c.Database.DSN.Reveal() != "postgres://u:pw@db:5432/p" || c.Database.Dialect != config.Postgres ||
 		c.Model != "mistralai/mistral-nemo" || len(c.TrustedProxies) != 2 || c.PDFOCR != "off" ||
-		c.TrustedProxies[1] != netip.MustParsePrefix("192.168.1.7/32") || c.LLMMaxAnswerBytes != 4<<20 {
+		c.TrustedProxies[1] != netip.MustParsePrefix("192.168.1.7/32") || c.LLMMaxAnswerBytes != 4<<20 || c.DocsEnabled {
 		t.Errorf("Load = %+v", c)
 	}
 	var b strings.Builder
@@ -109,6 +110,7 @@ func TestLoadErrors(t *testing.T) {
 		{"short secret in production", map[string]string{"APP_ENV": "staging", "JWT_SECRET": "short"}, []string{"JWT_SECRET", "too short"}},
 		{"bad model", map[string]string{"MODEL": "openai/gpt-5"}, []string{"MODEL", "openai/gpt-4o-mini"}},
 		{"bad level", map[string]string{"LOG_LEVEL": "LOUD"}, []string{"LOG_LEVEL"}},
+		{"docs neither true nor false", map[string]string{"DOCS_ENABLED": "maybe"}, []string{`DOCS_ENABLED: invalid value "maybe"`}},
 		{"bad root path", map[string]string{"ROOT_PATH": "patents"}, []string{"ROOT_PATH"}},
 		{"bad proxy", map[string]string{"TRUSTED_PROXIES": "10.0.0.0/33"}, []string{"TRUSTED_PROXIES"}},
 		{"bad bool", map[string]string{"USE_CACHE": "sometimes"}, []string{"USE_CACHE"}},

@@ -76,6 +76,11 @@ func loadSpec(t testing.TB) *spec {
 		// schemas (the CSV must also parse).
 		openapi3filter.RegisterBodyDecoder("text/csv", csvBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("application/pdf", openapi3filter.FileBodyDecoder)
+		// The API reference's page and assets, as strings (the document,
+		// application/yaml, is parsed by kin-openapi's own decoder).
+		for _, ct := range []string{"text/html", "text/javascript", "text/css", "image/png"} {
+			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
+		}
 	})
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromFile(openAPIFile)
@@ -419,7 +424,8 @@ func TestOpenAPIFacts(t *testing.T) {
 	}
 	// Every operation but the public ones needs the bearer token.
 	public := []string{"POST /auth/register", "POST /auth/login", "POST /auth/refresh", "GET /models",
-		"GET /health", "GET /livez", "GET /readyz", "GET /metrics"}
+		"GET /health", "GET /livez", "GET /readyz", "GET /metrics",
+		"GET /openapi.yaml", "GET /docs", "GET /docs/{asset}"}
 	for path, item := range s.doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			key := method + " " + path
@@ -441,6 +447,7 @@ func TestOpenAPIConformance(t *testing.T) {
 		t.Run("store down", func(t *testing.T) { conformanceStoreDown(t, s, dialect) })
 		t.Run("analyzer not configured", func(t *testing.T) { conformanceNoAnalyzer(t, s, dialect) })
 		t.Run("root path", func(t *testing.T) { conformanceRootPath(t, s, dialect) })
+		t.Run("api reference", func(t *testing.T) { conformanceDocs(t, s, dialect) })
 
 		if !ran { // skipped (no PostgreSQL) or stopped
 			return
@@ -922,10 +929,41 @@ func conformanceRootPath(t *testing.T, s *spec, dialect string) {
 		{"me 401", request{target: "/auth/me"}, 401, errSecurity},
 		{"404", request{target: "/nope"}, 404, ""},
 		{"405", request{method: "DELETE", target: "/models"}, 405, ""},
+		{"docs 200 document", request{target: "/openapi.yaml"}, 200, ""},
+		{"docs 200 page", request{target: "/docs"}, 200, ""},
+		{"docs 200 script", request{target: "/docs/docs.js"}, 200, ""},
 	})
 	// Without the prefix nothing is served.
 	en.root = ""
 	s.checkAt(t, en, "/patents", apiCase{"404 without the prefix", request{target: "/models"}, 404, ""})
+}
+
+// conformanceDocs: the API reference (DOCS_ENABLED), with no token, and
+// its 404s once turned off.
+func conformanceDocs(t *testing.T, s *spec, dialect string) {
+	en := newEnv(t, onDialect(dialect))
+	anyTag := map[string]string{"If-None-Match": "*"}
+	s.run(t, en, []apiCase{
+		{"docs 200 document", request{target: "/openapi.yaml"}, 200, ""},
+		{"docs 200 document ignores a token", request{target: "/openapi.yaml", token: "junk"}, 200, ""},
+		{"docs 200 page", request{target: "/docs"}, 200, ""},
+		{"docs 200 bundle", request{target: "/docs/swagger-ui-bundle.js"}, 200, ""},
+		{"docs 200 bundle gzip", request{target: "/docs/swagger-ui-bundle.js", headers: map[string]string{"Accept-Encoding": "gzip"}}, 200, ""},
+		{"docs 200 style", request{target: "/docs/swagger-ui.css"}, 200, ""},
+		{"docs 200 script", request{target: "/docs/docs.js"}, 200, ""},
+		{"docs 200 icon", request{target: "/docs/favicon-16x16.png"}, 200, ""},
+		{"docs 304 document", request{target: "/openapi.yaml", headers: anyTag}, 304, ""},
+		{"docs 304 page", request{target: "/docs", headers: anyTag}, 304, ""},
+		{"docs 304 asset", request{target: "/docs/swagger-ui.css", headers: anyTag}, 304, ""},
+		{"docs 404 asset", request{target: "/docs/nope.js"}, 404, ""},
+		{"docs 405", request{method: "POST", target: "/docs"}, 405, ""},
+	})
+	off := newEnv(t, onDialect(dialect), withoutDocs())
+	s.run(t, off, []apiCase{
+		{"docs 404 document disabled", request{target: "/openapi.yaml"}, 404, ""},
+		{"docs 404 page disabled", request{target: "/docs"}, 404, ""},
+		{"docs 404 asset disabled", request{target: "/docs/docs.js"}, 404, ""},
+	})
 }
 
 // TestOpenAPIRejectsDrift is the test's negative control: answers that

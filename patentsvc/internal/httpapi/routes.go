@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatewayapis/shared/apidocs"
 	"github.com/gatewayapis/shared/observe"
 	"github.com/gatewayapis/shared/route"
 )
@@ -69,4 +70,13 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st S
 	g.GET("/livez", observe.Livez())
 	g.GET("/readyz", observe.Readyz(st.Ping, readyTimeout, "database unavailable", logger))
 	g.GET("/metrics", echo.WrapHandler(observe.Handler(reg)))
+
+	// The API reference (DOCS_ENABLED): no token, as /models; "try it"
+	// calls from the page carry the token the reader types into it.
+	if opts.Docs {
+		ref := apidocs.New(docsTitle, openAPIDocument)
+		g.GET("/openapi.yaml", ref.Document)
+		g.GET("/docs", ref.Page)
+		g.GET("/docs/:asset", ref.Asset)
+	}
 }

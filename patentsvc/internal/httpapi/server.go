@@ -81,6 +81,9 @@ type Options struct {
 	Scheduler func() string
 	// Demo marks a make demo run: health says demo: true.
 	Demo bool
+	// Docs serves the API reference, GET /docs and GET /openapi.yaml
+	// (DOCS_ENABLED).
+	Docs bool
 	// PDF is how PDF exports are drawn: the fonts, loaded once at start
 	// (PDF_FONT_PATH). The zero value draws with the Go fonts alone.
 	PDF export.PDFOptions

@@ -111,6 +111,7 @@ type options struct {
 	storeLogs       bool
 	version         string
 	demo            bool
+	noDocs          bool // DOCS_ENABLED=false
 	sharedLimits    bool
 	scheduler       bool // withScheduler
 	jobs            jobs.Config
@@ -125,6 +126,9 @@ func withVersion(v string) option { return func(o *options) { o.version = v } }
 // demo marks the server as make demo's (health says demo: true).
 func demo() option                 { return func(o *options) { o.demo = true } }
 func withRootPath(p string) option { return func(o *options) { o.rootPath = p } }
+
+// withoutDocs turns the API reference off (DOCS_ENABLED=false).
+func withoutDocs() option { return func(o *options) { o.noDocs = true } }
 func withAnalyzerMissing(names ...string) option {
 	return func(o *options) { o.analyzerMissing = names }
 }
@@ -232,6 +236,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 	srv := httpapi.NewServer(logger, httpapi.Options{
 		Version:         o.version,
 		Demo:            o.demo,
+		Docs:            !o.noDocs,
 		RootPath:        o.rootPath,
 		CORSOrigins:     []string{"http://localhost:3000", "http://localhost:5173"},
 		TrustedProxies:  o.trusted,

@@ -47,17 +47,24 @@ func main() {
 	}
 }
 
-// run is the service's wiring, top to bottom: it serves until ctx ends or
-// SIGINT/SIGTERM arrives, shuts down within SHUTDOWN_TIMEOUT and returns
-// nil, or returns the error that kept it from starting or serving. args[1]
-// may name a subcommand instead.
+// run is what main does: it serves on PORT (serve) until ctx ends or
+// SIGINT/SIGTERM arrives, or runs the subcommand args[1] names.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(args) > 1 {
 		return command(args[1], stdout)
 	}
+	return serve(ctx, listenPort, getenv, stdout)
+}
 
+// serve is the service's wiring, top to bottom: it serves on the listener
+// listen returns for PORT until ctx ends, shuts down within
+// SHUTDOWN_TIMEOUT and returns nil, or returns the error that kept it from
+// starting or serving. run passes listenPort; the tests pass a listener
+// they opened, which no other process can take between choosing the port
+// and binding it (issue 27).
+func serve(ctx context.Context, listen func(port int) (net.Listener, error), getenv func(string) string, stdout io.Writer) error {
 	// Configuration and logging.
 	cfg, err := config.Load(getenv)
 	if err != nil {
@@ -105,10 +112,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if cfg.SnapshotMode == vin.SnapshotOnly {
 		checks = neverChecked{}
 	}
-	handler := httpapi.NewServer(logger, cfg.ProxySecrets(), decoder, store, limiter, checks, shared, cfg.Demo, reg, time.Now(), time.Now)
-	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
+	handler := httpapi.NewServer(logger, cfg.ProxySecrets(), decoder, store, limiter, checks, shared, cfg.Demo, cfg.DocsEnabled, reg, time.Now(), time.Now)
+	ln, err := listen(cfg.Port)
 	if err != nil {
-		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
+		return err
 	}
 	srv := newHTTPServer(handler, logger, client.MaxCallDuration())
 
@@ -130,6 +137,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	logger.Info("vinsvc stopped")
 	return nil
+}
+
+// listenPort listens on port on every interface; port 0 takes a free port
+// the kernel picks, which graceful.Serve's start-up line ("http server
+// listening") names.
+func listenPort(port int) (net.Listener, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(port)))
+	if err != nil {
+		return nil, fmt.Errorf("listen on port %d: %w", port, err)
+	}
+	return ln, nil
 }
 
 // startLoops starts the background loops on bg: the cache sweeper, the

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,14 +19,24 @@ import (
 	"github.com/gatewayapis/vinsvc/internal/vpic/vpictest"
 )
 
-func freePort(t *testing.T) int {
+// listenLocal opens a listener on 127.0.0.1 on a port the kernel picks,
+// closed when the test ends if the service has not closed it. The service
+// is handed the listener itself (handOver): a port chosen, closed and bound
+// again later can be taken by another process in between (issue 27).
+func listenLocal(t testing.TB) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// handOver is serve's listen for a listener the test opened: PORT is not
+// used.
+func handOver(ln net.Listener) func(int) (net.Listener, error) {
+	return func(int) (net.Listener, error) { return ln, nil }
 }
 
 type lockedBuffer struct {
@@ -42,17 +51,17 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 }
 func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
-// start runs the service as main does, on a free port, and returns its base
-// URL and a function that stops it and returns run's error.
+// start runs the service as main does, on a listener of the test's own,
+// and returns its base URL and a function that stops it and returns
+// serve's error.
 func start(t *testing.T, env map[string]string) (string, func() error, *lockedBuffer) {
 	t.Helper()
-	port := freePort(t)
-	env["PORT"] = strconv.Itoa(port)
+	ln := listenLocal(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &lockedBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"vinsvc"}, func(k string) string { return env[k] }, logs) }()
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	go func() { done <- serve(ctx, handOver(ln), func(k string) string { return env[k] }, logs) }()
+	base := "http://" + ln.Addr().String()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		resp, err := http.Get(base + "/livez")
@@ -64,7 +73,7 @@ func start(t *testing.T, env map[string]string) (string, func() error, *lockedBu
 		}
 		select {
 		case err := <-done:
-			t.Fatalf("run returned before serving: %v\n%s", err, logs)
+			t.Fatalf("serve returned before serving: %v\n%s", err, logs)
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -80,7 +89,7 @@ func start(t *testing.T, env map[string]string) (string, func() error, *lockedBu
 			select {
 			case runErr = <-done:
 			case <-time.After(30 * time.Second):
-				runErr = fmt.Errorf("run did not return within 30s of cancel")
+				runErr = fmt.Errorf("serve did not return within 30s of cancel")
 			}
 		})
 		return runErr
@@ -147,7 +156,7 @@ func TestRunEndToEnd(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if err := stop(); err != nil {
-		t.Fatalf("run returned %v after shutdown, want nil\n%s", err, logs)
+		t.Fatalf("serve returned %v after shutdown, want nil\n%s", err, logs)
 	}
 	if code := <-inflight; code != http.StatusOK {
 		t.Errorf("in-flight request during shutdown = %d, want 200", code)

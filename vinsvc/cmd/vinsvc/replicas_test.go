@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,42 +44,75 @@ func TestMain(m *testing.M) {
 // replicaSecret is the proxy secret of the replica tests.
 const replicaSecret = "replica-proxy-secret"
 
-// startReplicas starts n vinsvc processes with env (plus a port and a
-// cache file each) and returns their base URLs; they are stopped with
-// SIGTERM when the test ends.
+// startReplicas starts n vinsvc processes with env (plus PORT=0 and a
+// cache file each) and returns their base URLs, on the ports they log at
+// start; they are stopped with SIGTERM when the test ends.
 func startReplicas(t *testing.T, n int, env map[string]string) ([]string, []*lockedBuffer) {
 	t.Helper()
 	var bases []string
 	var logs []*lockedBuffer
 	for i := range n {
-		port := freePort(t)
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), childEnv+"=1", "PORT="+strconv.Itoa(port),
+		cmd.Env = append(os.Environ(), childEnv+"=1",
 			"CACHE_PATH="+filepath.Join(t.TempDir(), fmt.Sprintf("replica%d.db", i)),
 			"PROXY_SECRET="+replicaSecret, "VPIC_SNAPSHOT_MODE=off", "UPSTREAM_CHECK_INTERVAL=1h", "LOG_LEVEL=info")
 		for k, v := range env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
+		// Last, so that it wins over the test's own environment.
+		cmd.Env = append(cmd.Env, "PORT=0")
 		out := &lockedBuffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
 		t.Cleanup(func() {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
 			select {
-			case <-done:
+			case <-exited:
 			case <-time.After(30 * time.Second):
 				_ = cmd.Process.Kill()
+				<-exited
 			}
 		})
-		base := fmt.Sprintf("http://127.0.0.1:%d", port)
+		base := "http://127.0.0.1:" + listeningPort(t, out, exited, 60*time.Second)
 		waitLive(t, base, out)
 		bases, logs = append(bases, base), append(logs, out)
 	}
 	return bases, logs
+}
+
+// listeningPort waits, at most within, for the start-up line
+// {"msg":"http server listening","addr":"[::]:NNNNN"} of a service started
+// with PORT=0 in its output and returns the port it names: the kernel
+// picked it, so no other process can take it between choosing and binding
+// it (issue 27). It fails the test, with the output so far, when the
+// process exits first (exited is closed) or the line does not come.
+func listeningPort(t testing.TB, out *lockedBuffer, exited <-chan struct{}, within time.Duration) string {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		for line := range strings.Lines(out.String()) {
+			var l struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &l) != nil || l.Msg != "http server listening" {
+				continue
+			}
+			_, port, err := net.SplitHostPort(l.Addr)
+			if err != nil {
+				t.Fatalf("start-up line %s: %v", strings.TrimSpace(line), err)
+			}
+			return port
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the service exited before listening\n%s", out)
+		case <-deadline:
+			t.Fatalf("no \"http server listening\" line (INFO: LOG_LEVEL must let it through) within %v\n%s", within, out)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func waitLive(t *testing.T, base string, logs *lockedBuffer) {

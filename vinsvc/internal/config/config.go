@@ -61,6 +61,9 @@ type Config struct {
 	RedisURL       Secret
 	RedisTimeout   time.Duration
 	RedisKeyPrefix string
+	// DocsEnabled serves the API reference, GET /docs and GET
+	// /openapi.yaml.
+	DocsEnabled bool
 
 	// ProxySecretDefaulted is true when development fell back to
 	// DevProxySecret; run logs a warning.
@@ -139,6 +142,8 @@ var settings = []setting{
 		func(c *Config, v string) error { c.RedisKeyPrefix = v; return nil }},
 	{"SHUTDOWN_TIMEOUT", "15s", "One deadline after SIGTERM for draining requests and the upstream calls whose answers are cached; the cache closes after it.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.ShutdownTimeout, v) }},
+	{"DOCS_ENABLED", "true", "`true` serves the API reference at the root, beside `/livez`: `GET /docs`, an interactive page (Swagger UI, every asset embedded, nothing loaded from another origin) whose \"try it\" calls this service with the proxy secret typed into its Authorize dialog, and `GET /openapi.yaml`, the OpenAPI document. Neither needs the proxy secret. `false`: both answer 404. The gateway examples in deploy/ do not route them (docs/vinsvc.md, \"The API reference\").", false,
+		func(c *Config, v string) error { return boolean(&c.DocsEnabled, v) }},
 }
 
 // Load reads the configuration through getenv. It reports every bad value
@@ -205,6 +210,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("redis_url_set", c.RedisURL != ""),
 		slog.String("redis_timeout", c.RedisTimeout.String()),
 		slog.String("redis_key_prefix", c.RedisKeyPrefix),
+		slog.Bool("docs_enabled", c.DocsEnabled),
 	)
 }
 

@@ -44,6 +44,7 @@ func TestLoadDefaults(t *testing.T) {
 		{"RedisURL", c.RedisURL.Reveal(), ""},
 		{"RedisTimeout", c.RedisTimeout, 50 * time.Millisecond},
 		{"RedisKeyPrefix", c.RedisKeyPrefix, "vinsvc:"},
+		{"DocsEnabled", c.DocsEnabled, true},
 		{"RateLimits", c.RateLimits.String(), "BASIC=60/1m0s,DEFAULT=60/1m0s,MEGA=12000/1m0s,PRO=600/1m0s,ULTRA=3000/1m0s"},
 	}
 	for _, ck := range checks {
@@ -57,13 +58,14 @@ func TestLoadValues(t *testing.T) {
 	c, err := config.Load(env(map[string]string{
 		"APP_ENV": "production", "PROXY_SECRET": "s3cret-s3cret-s3cret", "PORT": "9090", "CACHE_TTL": "24h",
 		"UPSTREAM_MAX_RPS": "2.5", "RATE_LIMITS": "off", "LOG_LEVEL": "debug", "VPIC_BASE_URL": "http://127.0.0.1:1234/api/vehicles/",
+		"DOCS_ENABLED": "false",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Port != 9090 || c.CacheTTL != 24*time.Hour || c.UpstreamMaxRPS != 2.5 || c.RateLimits != nil ||
 		c.LogLevel != slog.LevelDebug || c.ProxySecret.Reveal() != "s3cret-s3cret-s3cret" || c.ProxySecretDefaulted ||
-		c.VPICBaseURL != "http://127.0.0.1:1234/api/vehicles" {
+		c.VPICBaseURL != "http://127.0.0.1:1234/api/vehicles" || c.DocsEnabled {
 		t.Errorf("Load = %+v", c)
 	}
 }
@@ -88,6 +90,7 @@ func TestLoadErrors(t *testing.T) {
 		{"nan rps", map[string]string{"UPSTREAM_MAX_RPS": "NaN"}, []string{"UPSTREAM_MAX_RPS"}},
 		{"bad url", map[string]string{"VPIC_BASE_URL": "vpic.nhtsa.dot.gov"}, []string{"VPIC_BASE_URL"}},
 		{"bad level", map[string]string{"LOG_LEVEL": "loud"}, []string{"LOG_LEVEL"}},
+		{"docs neither true nor false", map[string]string{"DOCS_ENABLED": "maybe"}, []string{`DOCS_ENABLED: invalid value "maybe"`, "true or false"}},
 		{"redis url without scheme", map[string]string{"REDIS_URL": "redis-host:6379"}, []string{"REDIS_URL", "redis://"}},
 		{"redis url http", map[string]string{"REDIS_URL": "http://redis:6379"}, []string{"REDIS_URL", "redis://"}},
 		{"redis url without host", map[string]string{"REDIS_URL": "redis://"}, []string{"REDIS_URL", "host"}},

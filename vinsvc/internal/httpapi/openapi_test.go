@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -36,9 +37,19 @@ const specPath = "../../../docs/openapi/vinsvc.yaml"
 // so that the document's router matches them; Echo routes on the path alone.
 const specServer = "http://localhost:8080"
 
+var registerDecoders sync.Once
+
 // loadSpec loads and validates the document and builds its router.
 func loadSpec(t testing.TB) (*openapi3.T, routers.Router) {
 	t.Helper()
+	registerDecoders.Do(func() {
+		// The API reference's page and assets are checked as strings
+		// against their schemas (the document, application/yaml, is parsed
+		// by kin-openapi's own decoder).
+		for _, ct := range []string{"text/html", "text/javascript", "text/css", "image/png"} {
+			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
+		}
+	})
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromFile(specPath)
 	if err != nil {
@@ -195,6 +206,22 @@ func conformanceCases() []conformanceCase {
 		{name: "readyz-200", req: request{target: "/readyz", noAuth: true}, status: 200},
 		{name: "readyz-503", setup: closeCache, req: request{target: "/readyz", noAuth: true}, status: 503},
 		{name: "metrics-200", setup: warm(honda), req: request{target: "/metrics", noAuth: true}, status: 200},
+
+		// The API reference (DOCS_ENABLED): no secret needed.
+		{name: "docs-200-document", req: request{target: "/openapi.yaml", noAuth: true}, status: 200},
+		{name: "docs-200-page", req: request{target: "/docs", noAuth: true}, status: 200},
+		{name: "docs-200-bundle", req: request{target: "/docs/swagger-ui-bundle.js", noAuth: true}, status: 200},
+		{name: "docs-200-bundle-gzip", req: request{target: "/docs/swagger-ui-bundle.js", noAuth: true, headers: map[string]string{"Accept-Encoding": "gzip"}}, status: 200},
+		{name: "docs-200-style", req: request{target: "/docs/swagger-ui.css", noAuth: true}, status: 200},
+		{name: "docs-200-script", req: request{target: "/docs/docs.js", noAuth: true}, status: 200},
+		{name: "docs-200-icon", req: request{target: "/docs/favicon-32x32.png", noAuth: true}, status: 200},
+		{name: "docs-304-document", req: request{target: "/openapi.yaml", noAuth: true, headers: map[string]string{"If-None-Match": "*"}}, status: 304},
+		{name: "docs-304-page", req: request{target: "/docs", noAuth: true, headers: map[string]string{"If-None-Match": "*"}}, status: 304},
+		{name: "docs-304-asset", req: request{target: "/docs/docs.js", noAuth: true, headers: map[string]string{"If-None-Match": "*"}}, status: 304},
+		{name: "docs-404-asset", req: request{target: "/docs/nope.js", noAuth: true}, status: 404},
+		{name: "docs-404-document-disabled", opts: []option{withoutDocs()}, req: request{target: "/openapi.yaml", noAuth: true}, status: 404},
+		{name: "docs-404-page-disabled", opts: []option{withoutDocs()}, req: request{target: "/docs", noAuth: true}, status: 404},
+		{name: "docs-404-asset-disabled", opts: []option{withoutDocs()}, req: request{target: "/docs/docs.js", noAuth: true}, status: 404},
 
 		// Paths and methods the document does not have.
 		{name: "404-root", req: request{target: "/"}, status: 404, reqDoc: reqSkip},

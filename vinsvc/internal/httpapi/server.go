@@ -70,10 +70,10 @@ type SharedState interface {
 
 // NewServer builds the service's router with its middleware and routes.
 // limiter is nil when rate limiting is off; demo marks a make demo run
-// in health. Metrics about the cache, the
-// decoder and the upstream are registered in reg.
+// in health; docs serves the API reference (DOCS_ENABLED). Metrics about
+// the cache, the decoder and the upstream are registered in reg.
 func NewServer(logger *slog.Logger, proxySecrets []string, dec Decoder, store Store, limiter *ratelimit.Limiter,
-	monitor UpstreamMonitor, shared SharedState, demo bool, reg *prometheus.Registry, started time.Time, now func() time.Time) *echo.Echo {
+	monitor UpstreamMonitor, shared SharedState, demo, docs bool, reg *prometheus.Registry, started time.Time, now func() time.Time) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard) // everything Echo reports reaches slog through the error handler
@@ -96,7 +96,7 @@ func NewServer(logger *slog.Logger, proxySecrets []string, dec Decoder, store St
 	)
 
 	registerMetrics(reg, dec, store, monitor)
-	addRoutes(e, logger, proxySecrets, dec, store, limiter, monitor, shared, demo, reg, started, now)
+	addRoutes(e, logger, proxySecrets, dec, store, limiter, monitor, shared, demo, docs, reg, started, now)
 	return e
 }
 

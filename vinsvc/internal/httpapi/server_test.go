@@ -76,6 +76,7 @@ type options struct {
 	mode    vin.SnapshotMode
 	shared  httpapi.SharedState
 	demo    bool
+	noDocs  bool // DOCS_ENABLED=false
 }
 
 // fixedShared is a Redis whose state is fixed.
@@ -87,6 +88,9 @@ func withShared(s httpapi.SharedState) option { return func(o *options) { o.shar
 
 // demo marks the server as make demo's (health says demo: true).
 func demo() option { return func(o *options) { o.demo = true } }
+
+// withoutDocs turns the API reference off (DOCS_ENABLED=false).
+func withoutDocs() option { return func(o *options) { o.noDocs = true } }
 
 func quiet() option                        { return func(o *options) { o.quiet = true } }
 func withLimits(s string) option           { return func(o *options) { o.limits = s } }
@@ -136,7 +140,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 		d = o.decoder
 	}
 	started := clk.Now().Add(-time.Hour)
-	e := httpapi.NewServer(logger, []string{secret, previousSecret}, d, c, lim, mon, o.shared, o.demo, reg, started, clk.Now)
+	e := httpapi.NewServer(logger, []string{secret, previousSecret}, d, c, lim, mon, o.shared, o.demo, !o.noDocs, reg, started, clk.Now)
 	return &env{e: e, up: up, cache: c, dec: dec, mon: mon, clk: clk, reg: reg, logs: logs, limiter: lim}
 }
 
