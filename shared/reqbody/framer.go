@@ -35,6 +35,8 @@ type framer struct {
 
 	// The header section being read.
 	started bool   // its request line is read
+	framing bool   // the last header line was Content-Length or Transfer-Encoding
+	refuse  bool   // a framing header was folded onto a second line
 	line    uint64 // the request line's hash
 	http10  bool   // HTTP/1.0: net/http ignores Transfer-Encoding
 	cl, te  int    // how many Content-Length and Transfer-Encoding lines
@@ -54,7 +56,7 @@ func (f *framer) feed(b []byte, n *notes) {
 				k = f.left
 			}
 			if f.state == inChunkEnd && !f.chunkEnd(b[:k]) {
-				f.lost = true
+				f.lose(n)
 				return
 			}
 			b, f.left = b[k:], f.left-k
@@ -72,7 +74,7 @@ func (f *framer) feed(b []byte, n *notes) {
 			i := bytes.IndexByte(b, '\n')
 			if i < 0 {
 				if len(f.part)+len(b) > maxLine {
-					f.lost = true
+					f.lose(n)
 					return
 				}
 				f.part = append(f.part, b...)
@@ -81,7 +83,7 @@ func (f *framer) feed(b []byte, n *notes) {
 			line := b[:i]
 			if len(f.part) > 0 {
 				if len(f.part)+i > maxLine {
-					f.lost = true
+					f.lose(n)
 					return
 				}
 				f.part = append(f.part, line...)
@@ -114,7 +116,7 @@ func (f *framer) lineDone(line []byte, size int, n *notes) {
 		v, err := strconv.ParseUint(string(bytes.TrimRight(line, " \t")), 16, 63)
 		switch {
 		case err != nil || len(line) == 0:
-			f.lost = true
+			f.lose(n)
 		case v == 0:
 			f.state = inTrailer
 		default:
@@ -132,10 +134,14 @@ func (f *framer) lineDone(line []byte, size int, n *notes) {
 func (f *framer) header(line []byte, size int, n *notes) {
 	f.size += size
 	if f.size > maxLine {
-		f.lost = true
+		f.lose(n)
 		return
 	}
 	if !f.started {
+		// net/http skips CR and LF bytes before a request line (after a
+		// POST, up to four), and so does the framer, before and within
+		// the line.
+		line = bytes.TrimLeft(line, "\r\n")
 		if len(line) == 0 {
 			f.size = 0 // a blank line between requests
 			return
@@ -145,6 +151,14 @@ func (f *framer) header(line []byte, size int, n *notes) {
 		return
 	}
 	if len(line) > 0 {
+		if line[0] == ' ' || line[0] == '\t' {
+			// An obsolete folded line continues the header before it:
+			// net/http joins them. A framing header so split is refused
+			// (the framer does not try to read it as net/http would).
+			f.refuse = f.refuse || f.framing
+			return
+		}
+		f.framing = false
 		if c := line[0] | 0x20; c != 'c' && c != 't' {
 			return // neither framing header: most lines stop here
 		}
@@ -155,6 +169,7 @@ func (f *framer) header(line []byte, size int, n *notes) {
 		value = bytes.Trim(value, " \t")
 		switch {
 		case bytes.EqualFold(name, []byte("Content-Length")):
+			f.framing = true
 			f.cl++
 			// As net/http parses it: digits only, and every line the same.
 			u, err := strconv.ParseUint(string(value), 10, 63)
@@ -166,26 +181,40 @@ func (f *framer) header(line []byte, size int, n *notes) {
 				f.length = v
 			}
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			f.framing = true
 			f.te++
 			f.chunked = f.te == 1 && bytes.EqualFold(value, []byte("chunked"))
 		}
 		return
 	}
 	// The section's end: note it, then frame the body as net/http does.
-	n.add(note{line: f.line, both: f.cl > 0 && f.te > 0})
+	n.add(note{line: f.line, both: f.cl > 0 && f.te > 0 || f.refuse})
+	if f.refuse {
+		f.lose(n) // refused and closed: what follows is never read
+		return
+	}
 	switch {
 	case f.te > 0 && !f.http10:
 		if !f.chunked {
-			f.lost = true // net/http answers 501 and closes
+			f.lose(n) // net/http answers 501 and closes
 		} else {
 			f.state = inChunkSize
 		}
 	case f.cl > 0:
 		if f.length < 0 {
-			f.lost = true // net/http answers 400 and closes
+			f.lose(n) // net/http answers 400 and closes
 		} else if f.length > 0 {
 			f.state, f.left = inBody, f.length
 		}
 	}
-	f.started, f.cl, f.te, f.chunked, f.size = false, 0, 0, false, 0
+	f.started, f.cl, f.te, f.chunked, f.size, f.framing = false, 0, 0, false, 0, false
+}
+
+// lose stops the framer: it no longer knows where requests start, so the
+// notes refuse every request they hold no note for (notes.take).
+func (f *framer) lose(n *notes) {
+	f.lost = true
+	n.mu.Lock()
+	n.lost = true
+	n.mu.Unlock()
 }

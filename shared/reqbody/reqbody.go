@@ -17,11 +17,16 @@
 //     nothing for framing.
 //   - The notes follow the connection's bytes as net/http reads them,
 //     framing each body as net/http does (Content-Length bytes, or chunks
-//     and trailers). A stream net/http cannot frame is one it refuses and
-//     closes itself; the notes then stop (Lost), and nothing is refused for
-//     framing on that connection afterwards. A note is matched to its
-//     request by the request line, so a request net/http answers itself
-//     (OPTIONS *) does not shift the others.
+//     and trailers; CR and LF before a request line skipped). A note is
+//     matched to its request by the request line, so a request net/http
+//     answers itself (OPTIONS *) does not shift the others.
+//   - They fail closed. A framing header folded onto a second line (an
+//     obsolete form net/http still joins) is refused like both headers.
+//     When the framer loses its place (a stream it does not follow) or a
+//     note is dropped (more than 32 requests pipelined ahead of their
+//     answers), a request it holds no note for is refused: it might be
+//     the one that carried both headers. Clients that frame plainly never
+//     meet either.
 //   - The notes scan header sections and chunk-size lines and skip body
 //     bytes unread: about 150 ns and no allocation for a gateway's decode
 //     request, header section and lookup together (BenchmarkFeed), about
@@ -146,20 +151,28 @@ type notes struct {
 	seed    maphash.Seed // the connection's: request lines hash alike on both sides
 	mu      sync.Mutex
 	pending []note
+	// lost: the framer stopped following the connection; dropped: a note
+	// was dropped unread. Either way a request without a note may be the
+	// one that carried both headers, so it is refused.
+	lost, dropped bool
 }
 
 func (n *notes) add(x note) {
 	n.mu.Lock()
 	if len(n.pending) == maxNotes {
 		n.pending = append(n.pending[:0], n.pending[1:]...)
+		n.dropped = true
 	}
 	n.pending = append(n.pending, x)
 	n.mu.Unlock()
 }
 
 // take finds req's note, drops it and any older one (a request net/http
-// answered itself), and reports whether req carried both framing headers.
-// A request with no note (the notes stopped) carried none that is known.
+// answered itself), and reports whether req is refused: it carried both
+// framing headers (or folded one onto a second line), or it has no note
+// once the framer has lost the connection or a note was dropped, so that
+// what cannot be checked is refused rather than served (fail closed; no
+// client that frames its requests plainly ever gets there).
 func (n *notes) take(req *http.Request) bool {
 	h := n.lineHash(req.Method, req.RequestURI, req.Proto)
 	n.mu.Lock()
@@ -170,7 +183,7 @@ func (n *notes) take(req *http.Request) bool {
 			return x.both
 		}
 	}
-	return false
+	return n.lost || n.dropped
 }
 
 // lineHash is the hash of the request line net/http parsed into method,

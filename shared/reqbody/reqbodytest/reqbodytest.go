@@ -26,6 +26,9 @@ const Smuggled = "GET /smuggled-after-a-bad-request HTTP/1.1"
 // sending them.
 type Probe struct {
 	Name string
+	// Lead, when set, is a plain request sent first on the connection; its
+	// answer is read and not checked.
+	Lead func(path, hdr string) string
 	// Raw is the request, header and body, for a POST to path with the
 	// extra header lines hdr (each ending in CRLF).
 	Raw func(path, hdr string) string
@@ -38,10 +41,12 @@ type Probe struct {
 }
 
 // Probes are the hostile bodies: a chunk size past 64 bits, a chunk
-// extension over 64 KiB, chunks that are mostly extension, a body shorter
-// than its Content-Length, one that stops arriving, and a request framed
-// by both Content-Length and Transfer-Encoding. Each but the last two is
-// followed by a pipelined request that must never be answered.
+// extension over 64 KiB, chunks that are mostly extension, a request
+// framed by both Content-Length and Transfer-Encoding (plainly, after a
+// stray CR, and with 40 requests pipelined behind it), a framing header
+// folded onto a second line, a body shorter than its Content-Length, and one
+// that stops arriving. Each but the last two is followed by a pipelined
+// request that must never be answered.
 func Probes() []Probe {
 	post := func(path, hdr, framing, body string) string {
 		return "POST " + path + " HTTP/1.1\r\nHost: probe\r\nContent-Type: application/json\r\n" + hdr + framing + "\r\n" + body
@@ -63,6 +68,26 @@ func Probes() []Probe {
 		}},
 		{Name: "Content-Length with Transfer-Encoding", Raw: func(path, hdr string) string {
 			return post(path, hdr, "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", "0\r\n\r\n"+smuggled)
+		}},
+		// The same hidden in ways net/http tolerates and a framer could
+		// miss: a folded header line, a stray CR before the request line
+		// after a POST, and a burst of requests pipelined behind it.
+		// A framing header folded onto a second line (RFC 9112 5.2: reject
+		// it, or unfold it) is refused: a framer that reads it otherwise
+		// than net/http would lose its place.
+		{Name: "Transfer-Encoding folded onto a second line", Raw: func(path, hdr string) string {
+			return post(path, hdr, "Transfer-Encoding:\r\n chunked\r\n", "2\r\n{}\r\n0\r\n\r\n"+smuggled)
+		}},
+		{Name: "Content-Length folded onto a second line", Raw: func(path, hdr string) string {
+			return post(path, hdr, "Content-Length:\r\n 2\r\n", "{}"+smuggled)
+		}},
+		{Name: "both headers after a stray CR", Lead: func(path, hdr string) string {
+			return post(path, hdr, "Content-Length: 2\r\n", "{}")
+		}, Raw: func(path, hdr string) string {
+			return "\r" + post(path, hdr, "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", "0\r\n\r\n"+smuggled)
+		}},
+		{Name: "both headers with 40 requests pipelined behind", Raw: func(path, hdr string) string {
+			return post(path, hdr, "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", "0\r\n\r\n"+strings.Repeat(smuggled, 40))
 		}},
 		{Name: "body shorter than its Content-Length", HalfClose: true, Raw: func(path, hdr string) string {
 			return post(path, hdr, "Content-Length: 100\r\n", `{"vins": [`)
@@ -124,7 +149,11 @@ func Send(addr, path, hdr string, p Probe, within time.Duration) (Response, []by
 	if err := c.SetDeadline(time.Now().Add(within)); err != nil {
 		return Response{}, nil, err
 	}
-	if _, err := io.WriteString(c, p.Raw(path, hdr)); err != nil {
+	raw := p.Raw(path, hdr)
+	if p.Lead != nil {
+		raw = p.Lead(path, hdr) + raw
+	}
+	if _, err := io.WriteString(c, raw); err != nil {
 		return Response{}, nil, fmt.Errorf("writing the probe: %w", err)
 	}
 	if p.HalfClose {
@@ -133,6 +162,14 @@ func Send(addr, path, hdr string, p Probe, within time.Duration) (Response, []by
 		}
 	}
 	br := bufio.NewReader(c)
+	if p.Lead != nil { // the plain request's answer
+		lead, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return Response{}, nil, fmt.Errorf("reading the lead request's answer: %w", err)
+		}
+		io.Copy(io.Discard, lead.Body)
+		lead.Body.Close()
+	}
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		return Response{}, nil, fmt.Errorf("reading the answer: %w", err)

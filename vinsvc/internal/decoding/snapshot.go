@@ -145,17 +145,25 @@ func Only(h *Snapshots) vin.Upstream { return only{h} }
 
 type only struct{ h *Snapshots }
 
+// errNoSnapshot is Only's answer when no snapshot is there.
+var errNoSnapshot = fmt.Errorf("%w: the vPIC snapshot is not available (missing, unusable, or still loading after the wait) and VPIC_SNAPSHOT_MODE is only", vin.ErrUpstream)
+
 func (o only) Decode(ctx context.Context, v string) (vin.Decoded, error) {
 	if !o.h.await(ctx) {
-		return vin.Decoded{}, fmt.Errorf("%w: the vPIC snapshot is not available (missing, unusable, or still loading after the wait) and VPIC_SNAPSHOT_MODE is only", vin.ErrUpstream)
+		return vin.Decoded{}, errNoSnapshot
 	}
 	return o.h.decode(ctx, v)
 }
 
+// DecodeBatch waits for a loading snapshot once for the whole batch (at
+// most the load's wait, not once per VIN).
 func (o only) DecodeBatch(ctx context.Context, vins []string) ([]vin.Outcome, error) {
+	if !o.h.await(ctx) {
+		return nil, errNoSnapshot
+	}
 	outs := make([]vin.Outcome, len(vins))
 	for i, v := range vins {
-		dec, err := o.Decode(ctx, v)
+		dec, err := o.h.decode(ctx, v)
 		outs[i] = vin.Outcome{Decoded: dec, Err: err}
 	}
 	return outs, nil

@@ -246,3 +246,21 @@ func TestSnapshotSetLater(t *testing.T) {
 		t.Fatalf("Snapshot() after = %+v", info)
 	}
 }
+
+// TestOnlyBatchWaitsOnce: in only mode, a batch sent while the snapshot
+// loads waits for it once, at most the load's wait, not once per VIN.
+func TestOnlyBatchWaitsOnce(t *testing.T) {
+	dec, _, _ := mustSnapshotDecoder(t, &fakeUpstream{}, nil, vin.SnapshotOnly, 0)
+	dec.Snapshots().Expect(200 * time.Millisecond)
+	vins := []string{"1HGCM82633A004352", "1HGCM82633A004353", "1HGCM82633A004354", "1HGCM82633A004355", "1HGCM82633A004356"}
+	start := time.Now()
+	outs := dec.DecodeBatch(context.Background(), vins, false)
+	if took := time.Since(start); took > 150*time.Millisecond*time.Duration(len(vins)) {
+		t.Errorf("a %d-VIN batch waited %v for a snapshot that never loaded, want about one 200ms wait", len(vins), took)
+	}
+	for i, o := range outs {
+		if !errors.Is(o.Err, vin.ErrUpstream) {
+			t.Errorf("VIN %d: %+v, want the upstream error", i, o)
+		}
+	}
+}
