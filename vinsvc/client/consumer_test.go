@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -93,11 +92,11 @@ func TestAnotherTeamsModule(t *testing.T) {
 	}
 }
 
-// goCmd runs the go command of this toolchain in dir, outside any
-// workspace.
+// goCmd runs the go command in dir, outside any workspace (go test puts
+// its own toolchain's bin first on PATH).
 func goCmd(t *testing.T, dir string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), args...)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -44,9 +44,6 @@ func NewSnapshots(s vin.Snapshot, mode vin.SnapshotMode, ttl time.Duration, logg
 	return h
 }
 
-// Mode is the snapshot mode.
-func (h *Snapshots) Mode() vin.SnapshotMode { return h.mode }
-
 // Set makes s the snapshot from now on. s must not be nil.
 func (h *Snapshots) Set(s vin.Snapshot) { h.snap.Store(&snapshotRef{s}) }
 
