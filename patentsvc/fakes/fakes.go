@@ -14,9 +14,12 @@ import (
 )
 
 // Patent is one search result: its publication number (US11151203B2),
-// title, publication date (YYYY-MM-DD) and the link to its PDF.
+// title, publication date (YYYY-MM-DD), the link to its PDF and its CPC
+// subclasses (H04L, G06F), which the fake counts in the answer's
+// summary.cpc (the result itself carries none, as SerpApi's do not).
 type Patent struct {
 	Number, Title, Date, PDFURL string
+	CPC                         []string
 }
 
 // Company is a company the search knows, with its patents, newest first.
@@ -30,7 +33,8 @@ type SerpAPI struct{ s *serpapitest.Server }
 
 // StartSerpAPI starts a fake SerpApi on a free loopback port. A search for
 // one of companies (matched case-insensitively) answers its patents as
-// organic results in SerpApi's format, with the company as assignee; any
+// organic results in SerpApi's format, with the company as assignee and a
+// summary whose cpc group gives each CPC subclass's share of them; any
 // other company gets SerpApi's recorded "no results" answer. Any non-empty
 // api_key is accepted.
 func StartSerpAPI(companies []Company) *SerpAPI {
@@ -41,6 +45,7 @@ func StartSerpAPI(companies []Company) *SerpAPI {
 			r := serpapitest.Organic(p.Number, p.Title, p.Date, p.PDFURL)
 			r["assignee"] = c.Name
 			results[i] = r
+			s.SetCPC(p.Number, p.CPC...)
 		}
 		s.SetResults(c.Name, len(results), results)
 	}

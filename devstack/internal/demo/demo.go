@@ -27,17 +27,37 @@ const PDFDir = "patentsvc/internal/pdf/testdata"
 // Companies are the companies the fake search knows: the assignees of the
 // documents in PDFDir, each with its patent as published (number, title,
 // date of the front page). Any other company has no results.
+//
+// CPC holds each patent's classification subclasses as its PDF prints
+// them, field (52) "U.S. Cl. CPC" of the front page (and of its
+// continuation on page 2), each symbol cut to its subclass (H04L 67/02
+// gives H04L), in the order first printed; the fake search gives their
+// shares as summary.cpc. The two patents of 2013 print no CPC, only
+// "Int. Cl." and "U.S. Cl." (USPC): for them CPC holds the subclasses of
+// "(51) Int. Cl.", which are IPC, not CPC, and say so.
 var Companies = []patentfakes.Company{
 	{Name: "Apple Inc.", Patents: []patentfakes.Patent{
-		{Number: "US11151203B2", Title: "Interest embedding vectors", Date: "2021-10-19", PDFURL: "US11151203.pdf"}}},
+		{Number: "US11151203B2", Title: "Interest embedding vectors", Date: "2021-10-19", PDFURL: "US11151203.pdf",
+			// CPC G06F 16/951; H04L 67/02; G06F 40/166; H04L 67/22; H04L 67/306.
+			CPC: []string{"G06F", "H04L"}}}},
 	{Name: "Clarios Advanced Solutions", Patents: []patentfakes.Patent{
-		{Number: "US11394072B2", Title: "Cell assembly for a battery", Date: "2022-07-19", PDFURL: "US11394072.pdf"}}},
+		{Number: "US11394072B2", Title: "Cell assembly for a battery", Date: "2022-07-19", PDFURL: "US11394072.pdf",
+			// CPC H01M 50/20; B60L 50/64; H01M 10/0468; continued on page 2:
+			// H01M 10/4207 ... H01M 2220/20; Y02E 60/10; Y02T 10/70.
+			CPC: []string{"H01M", "B60L", "Y02E", "Y02T"}}}},
 	{Name: "Oticon", Patents: []patentfakes.Patent{
-		{Number: "US11363389B2", Title: "Hearing device comprising a beamformer filtering unit for reducing feedback", Date: "2022-06-14", PDFURL: "US11363389.pdf"}}},
+		{Number: "US11363389B2", Title: "Hearing device comprising a beamformer filtering unit for reducing feedback", Date: "2022-06-14", PDFURL: "US11363389.pdf",
+			// CPC H04R 25/453; H04R 25/405; ... H04R 2460/13 (pages 1 and 2).
+			CPC: []string{"H04R"}}}},
 	{Name: "Fuji Jukogyo Kabushiki Kaisha", Patents: []patentfakes.Patent{
-		{Number: "US8427103B2", Title: "Charging device for electric vehicle", Date: "2013-04-23", PDFURL: "US8427103.pdf"}}},
+		{Number: "US8427103B2", Title: "Charging device for electric vehicle", Date: "2013-04-23", PDFURL: "US8427103.pdf",
+			// No CPC on the front page. IPC, from (51) Int. Cl.: H02J 7/00.
+			CPC: []string{"H02J"}}}},
 	{Name: "Toshiba Global Commerce Solutions", Patents: []patentfakes.Patent{
-		{Number: "US8432257B2", Title: "Merchandise-integral transaction receipt and auditable product ownership trail", Date: "2013-04-30", PDFURL: "US8432257.pdf"}}},
+		{Number: "US8432257B2", Title: "Merchandise-integral transaction receipt and auditable product ownership trail", Date: "2013-04-30", PDFURL: "US8432257.pdf",
+			// No CPC on the front page. IPC, from (51) Int. Cl.: H04Q 5/22;
+			// G06F 7/00; G07F 19/00.
+			CPC: []string{"H04Q", "G06F", "G07F"}}}},
 }
 
 // Stack is make demo's running upstreams.
@@ -75,6 +95,7 @@ func Start(root string) (*Stack, error) {
 		c.Patents = append([]patentfakes.Patent(nil), c.Patents...)
 		for j := range c.Patents {
 			c.Patents[j].PDFURL = s.pdfURL + c.Patents[j].PDFURL
+			c.Patents[j].CPC = append([]string(nil), c.Patents[j].CPC...)
 		}
 		companies[i] = c
 	}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
+	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -14,7 +17,9 @@ import (
 
 // TestStack starts make demo's upstreams and asks each what the services
 // would: a recorded vPIC answer, a search whose result links a real PDF
-// that the PDF host serves, and a stand-in answer that says what it is.
+// that the PDF host serves and whose summary.cpc gives the shares of the
+// patents' subclasses (every demo patent has at least one), and a
+// stand-in answer that says what it is.
 func TestStack(t *testing.T) {
 	s, err := demo.Start("../../..")
 	if err != nil {
@@ -36,6 +41,8 @@ func TestStack(t *testing.T) {
 		return b
 	}
 
+	subclass := regexp.MustCompile(`^[A-HY][0-9]{2}[A-Z]$`)
+
 	if b := get(s.VPIC.BaseURL() + "/DecodeVinValues/1HGCM82633A004352?format=json"); !bytes.Contains(b, []byte(`"Make":"HONDA"`)) {
 		t.Errorf("vPIC answer: %.200s", b)
 	}
@@ -47,6 +54,12 @@ func TestStack(t *testing.T) {
 				Assignee          string `json:"assignee"`
 				PDF               string `json:"pdf"`
 			} `json:"organic_results"`
+			Summary struct {
+				CPC []struct {
+					Key        string  `json:"key"`
+					Percentage float64 `json:"percentage"`
+				} `json:"cpc"`
+			} `json:"summary"`
 		}
 		q := url.Values{"engine": {"google_patents"}, "api_key": {"demo"}, "assignee": {c.Name}, "q": {"*"}}
 		if err := json.Unmarshal(get(s.SerpAPI.BaseURL()+"/search.json?"+q.Encode()), &ans); err != nil {
@@ -61,6 +74,28 @@ func TestStack(t *testing.T) {
 		}
 		if pdf := get(r.PDF); !bytes.HasPrefix(pdf, []byte("%PDF-")) {
 			t.Errorf("%s: %s is not a PDF", c.Name, r.PDF)
+		}
+
+		// summary.cpc: Total, then each subclass of the company's
+		// patents with its share of them.
+		want := map[string]float64{"Total": 100}
+		for _, p := range c.Patents {
+			if len(p.CPC) == 0 {
+				t.Errorf("%s: %s has no CPC subclass", c.Name, p.Number)
+			}
+			for _, code := range p.CPC {
+				if !subclass.MatchString(code) {
+					t.Errorf("%s: %s subclass %q is not a subclass code", c.Name, p.Number, code)
+				}
+				want[code] += 100 / float64(len(c.Patents))
+			}
+		}
+		got := map[string]float64{}
+		for _, e := range ans.Summary.CPC {
+			got[e.Key] = e.Percentage
+		}
+		if len(ans.Summary.CPC) == 0 || ans.Summary.CPC[0].Key != "Total" || !maps.EqualFunc(got, want, func(a, b float64) bool { return math.Abs(a-b) < 0.051 }) {
+			t.Errorf("%s: summary.cpc = %+v, want Total first and %v", c.Name, ans.Summary.CPC, want)
 		}
 	}
 

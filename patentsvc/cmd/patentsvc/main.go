@@ -405,7 +405,7 @@ func newScheduler(ctx context.Context, cfg config.Config, st *store.Store, an *a
 		logger.Warn("scheduler disabled: the analyzer is not configured", "missing", cfg.AnalyzerMissing())
 		return nil, nil
 	}
-	return schedule.New(ctx, schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, StopTimeout: cfg.ShutdownTimeout,
+	return schedule.New(ctx, schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, NewPatentAlerts: cfg.NewPatentAlerts, StopTimeout: cfg.ShutdownTimeout,
 		RetryBase: cfg.ScheduleRetryBase, Timeout: cfg.ScheduleRunTimeout},
 		st, an, hooks.AlertDeliveries, logger, time.Now)
 }

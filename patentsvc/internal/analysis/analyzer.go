@@ -151,6 +151,7 @@ func (a *Analyzer) analyzeCompany(ctx context.Context, name patent.CompanyName, 
 		return fail("%v", err)
 	}
 	res.Searched, res.TotalResults = true, found.TotalResults
+	res.Publications, res.Portfolio = found.Publications, found.Portfolio
 	res.PatentCount = len(found.Patents)
 	for _, p := range found.Patents {
 		res.Patents = append(res.Patents, patent.PatentRef{PatentID: p.PatentID, Title: p.Title, PublicationDate: p.PublicationDate, PDFLink: p.PDFLink})
@@ -160,7 +161,7 @@ func (a *Analyzer) analyzeCompany(ctx context.Context, name patent.CompanyName, 
 	}
 
 	texts := a.patentTexts(ctx, name, found.Patents, res.Patents)
-	prompt := portfolio(name.String(), texts)
+	prompt := portfolio(name.String(), texts, found.Portfolio)
 	ans, cached, err := a.complete(ctx, model, prompt, opts.Fresh)
 	if err != nil {
 		a.logger.WarnContext(ctx, "analysis failed", "company", name.String(), "model", model, "err", err.Error())
@@ -168,7 +169,7 @@ func (a *Analyzer) analyzeCompany(ctx context.Context, name patent.CompanyName, 
 	}
 	rec, err := a.store.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: name.String(), AnalysisType: patent.AnalysisPortfolio,
 		Model: ans.AnsweredModel, Response: ans.Response, Cached: cached, PromptTokens: ans.PromptTokens,
-		CompletionTokens: ans.CompletionTokens, RequestedBy: opts.RequestedBy})
+		CompletionTokens: ans.CompletionTokens, RequestedBy: opts.RequestedBy, Portfolio: found.Portfolio, Patents: res.Patents})
 	if err != nil {
 		a.logger.ErrorContext(ctx, "storing analysis failed", "company", name.String(), "err", err.Error())
 		return fail("storing the analysis failed")

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"fmt"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -16,7 +17,7 @@ import (
 // PromptVersion names the prompt files in use. It is part of every LLM
 // cache key, so changing a prompt means bumping the version, which leaves
 // the answers to the old prompt unused.
-const PromptVersion = "v1"
+const PromptVersion = "v2"
 
 //go:embed prompts/*.txt
 var promptFiles embed.FS
@@ -44,12 +45,58 @@ func render(t *template.Template, data any) string {
 	return b.String()
 }
 
-// portfolio renders the portfolio prompt.
-func portfolio(company string, patents []promptPatent) string {
+// portfolio renders the portfolio prompt, with the search's portfolio
+// facts (none when facts is nil).
+func portfolio(company string, patents []promptPatent, facts *patent.Portfolio) string {
 	return render(portfolioPrompt, struct {
 		Company string
 		Patents []promptPatent
-	}{company, patents})
+		Found   int
+		Facts   []string
+	}{company, patents, facts.Total(), factLines(facts)})
+}
+
+// Most entries of a list the prompt's facts name (the portfolio keeps
+// more countries than a reader needs).
+const maxFactEntries = 12
+
+// factLines words a portfolio as the prompt's plain facts, one a line:
+// "CPC subclasses by share of results: H04R 60.0%, G10L 30.0%",
+// "Publications per year: 2023: 2, 2024: 5", "Status by country (active /
+// not active): US 5 / 1, EP 3 / 0", "Granted: 4; applications: 6". Empty
+// lists are left out; nil has no facts.
+func factLines(p *patent.Portfolio) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	list := func(label string, n int, item func(i int) string) {
+		if n == 0 {
+			return
+		}
+		parts := make([]string, 0, min(n, maxFactEntries))
+		for i := range min(n, maxFactEntries) {
+			parts = append(parts, item(i))
+		}
+		if n > maxFactEntries {
+			parts = append(parts, fmt.Sprintf("and %d more", n-maxFactEntries))
+		}
+		out = append(out, label+": "+strings.Join(parts, ", "))
+	}
+	list("CPC subclasses by share of results", len(p.CPC), func(i int) string {
+		return fmt.Sprintf("%s %.1f%%", p.CPC[i].Code, p.CPC[i].Share*100)
+	})
+	list("Publications per year", len(p.ByYear), func(i int) string {
+		return fmt.Sprintf("%d: %d", p.ByYear[i].Year, p.ByYear[i].Count)
+	})
+	list("Status by country (active / not active)", len(p.Countries), func(i int) string {
+		c := p.Countries[i]
+		return fmt.Sprintf("%s %d / %d", c.Country, c.Active, c.Inactive)
+	})
+	if p.Total() > 0 {
+		out = append(out, fmt.Sprintf("Granted: %d; applications: %d", p.Granted, p.Applications))
+	}
+	return out
 }
 
 // single renders the single-patent prompt.

@@ -99,6 +99,8 @@ type Config struct {
 	ScheduleInterval       time.Duration
 	ScheduleRetryBase      time.Duration
 	ChangeThresholdPercent float64
+	// NewPatentAlerts (NEW_PATENT_ALERTS) raises new_patents alerts.
+	NewPatentAlerts bool
 	TrackingHistory        time.Duration // TRACKING_HISTORY_DAYS: how long tracking_runs rows are kept
 	WebhookURLs            []string
 	WebhookSecret          Secret
@@ -249,6 +251,8 @@ var settings = []setting{
 		func(c *Config, v string) error { return positiveDuration(&c.ScheduleRetryBase, v) }},
 	{"CHANGE_THRESHOLD_PERCENT", "20", "Smallest patent-count change, in percent, that raises an alert (decimals allowed).", false,
 		func(c *Config, v string) error { return percent(&c.ChangeThresholdPercent, v) }},
+	{"NEW_PATENT_ALERTS", "true", "`true` raises a `new_patents` alert (and its `alert.new_patents` webhooks) when a tracked company's scheduled run finds patents none of its earlier runs saw (its first run is the baseline). `false` raises none; the runs still record their new and dropped patents (the history's points, `GET /admin/changes`).", false,
+		func(c *Config, v string) error { return boolean(&c.NewPatentAlerts, v) }},
 	{"TRACKING_HISTORY_DAYS", "3650", "Days a tracked company's scheduled runs are kept (`tracking_runs`: the history of `GET /admin/tracked/{company_name}/history` and of the PDF report's chart), 1 to 3650; older ones are pruned hourly.", false,
 		func(c *Config, v string) error { return days(&c.TrackingHistory, v, 1, 3650) }},
 	{"WEBHOOK_URLS", "", "Comma-separated webhook targets (Slack incoming webhooks get Slack messages). Treated as secret: webhook URLs often carry their token.", true,
@@ -359,6 +363,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("schedule_run_timeout", c.ScheduleRunTimeout.String()),
 		slog.String("schedule_interval", c.ScheduleInterval.String()),
 		slog.String("schedule_retry_base", c.ScheduleRetryBase.String()),
+		slog.Bool("new_patent_alerts", c.NewPatentAlerts),
 		slog.String("tracking_history", c.TrackingHistory.String()),
 		slog.Int("webhook_urls", len(c.WebhookURLs)),
 	)

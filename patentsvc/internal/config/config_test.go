@@ -67,6 +67,8 @@ func TestLoadDefaults(t *testing.T) {
 		{"PDFMaxBytes", c.PDFMaxBytes, int64(30 << 20)},
 		// decisions.md, "Both services: hostile input answered, never a 5xx".
 		{"LLMMaxAnswerBytes", c.LLMMaxAnswerBytes, 256 << 10},
+		// decisions.md, "patentsvc: what changed, and what the portfolio covers".
+		{"NewPatentAlerts", c.NewPatentAlerts, true},
 		{"AnalyzerMissing", strings.Join(c.AnalyzerMissing(), ","), "SERPAPI_API_KEY,LLM_API_KEY"},
 	} {
 		if ck.got != ck.want {
@@ -81,7 +83,7 @@ func TestLoadValues(t *testing.T) {
 		"TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7", "LOG_LEVEL": "warning", "SCHEDULE_INTERVAL_HOURS": "0.01",
 		"CHANGE_THRESHOLD_PERCENT": "12.5", "USE_CACHE": "false", "DATABASE_URL": "postgres://u:pw@db:5432/p",
 		"MODEL": "mistralai/mistral-nemo", "STORAGE_BACKEND": "s3", "S3_BUCKET": "pdfs", "PDF_OCR": "off",
-		"LLM_MAX_ANSWER_KB": "4096", "DOCS_ENABLED": "false",
+		"LLM_MAX_ANSWER_KB": "4096", "DOCS_ENABLED": "false", "NEW_PATENT_ALERTS": "false",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +91,7 @@ func TestLoadValues(t *testing.T) {
 	if c.RootPath != "/patents" || c.LogLevel != slog.LevelWarn || c.ScheduleInterval != 36*time.Second ||
 		c.ChangeThresholdPercent != 12.5 || c.UseCache || c.Database.DSN.Reveal() != "postgres://u:pw@db:5432/p" || c.Database.Dialect != config.Postgres ||
 		c.Model != "mistralai/mistral-nemo" || len(c.TrustedProxies) != 2 || c.PDFOCR != "off" ||
-		c.TrustedProxies[1] != netip.MustParsePrefix("192.168.1.7/32") || c.LLMMaxAnswerBytes != 4<<20 || c.DocsEnabled {
+		c.TrustedProxies[1] != netip.MustParsePrefix("192.168.1.7/32") || c.LLMMaxAnswerBytes != 4<<20 || c.DocsEnabled || c.NewPatentAlerts {
 		t.Errorf("Load = %+v", c)
 	}
 	var b strings.Builder
@@ -119,6 +121,7 @@ func TestLoadErrors(t *testing.T) {
 		{"history too long", map[string]string{"TRACKING_HISTORY_DAYS": "3651"}, []string{"TRACKING_HISTORY_DAYS", "between 1 and 3650"}},
 		{"history not days", map[string]string{"TRACKING_HISTORY_DAYS": "2y"}, []string{"TRACKING_HISTORY_DAYS", "whole number"}},
 		{"bad percent", map[string]string{"CHANGE_THRESHOLD_PERCENT": "lots"}, []string{"CHANGE_THRESHOLD_PERCENT"}},
+		{"new patent alerts neither true nor false", map[string]string{"NEW_PATENT_ALERTS": "yes please"}, []string{"NEW_PATENT_ALERTS"}},
 		{"bad backend", map[string]string{"STORAGE_BACKEND": "ftp"}, []string{"STORAGE_BACKEND"}},
 		{"bad pdf ocr", map[string]string{"PDF_OCR": "on"}, []string{"PDF_OCR", "auto, off"}},
 		{"s3 without bucket", map[string]string{"STORAGE_BACKEND": "s3"}, []string{"S3_BUCKET"}},

@@ -108,14 +108,68 @@ const (
 )
 
 type historyPointJSON struct {
-	RunAt       time.Time `json:"run_at"`
-	PatentCount *int      `json:"patent_count"` // null: the run's search failed
-	Success     bool      `json:"success"`
-	Alert       bool      `json:"alert"`
+	RunAt          time.Time `json:"run_at"`
+	PatentCount    *int      `json:"patent_count"` // null: the run's search failed
+	Success        bool      `json:"success"`
+	Alert          bool      `json:"alert"`
+	NewPatents     []string  `json:"new_patents"`
+	DroppedPatents []string  `json:"dropped_patents"`
 }
 
 func fromTrackingRun(r patent.TrackingRun) historyPointJSON {
-	return historyPointJSON{RunAt: r.RunAt, PatentCount: r.PatentCount, Success: r.Success, Alert: r.Alert}
+	return historyPointJSON{RunAt: r.RunAt, PatentCount: r.PatentCount, Success: r.Success, Alert: r.Alert,
+		NewPatents: nonNil(r.NewPatents), DroppedPatents: nonNil(r.DroppedPatents)}
+}
+
+// nonNil is ids, or [] for none (an empty list is [] on the wire).
+func nonNil(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
+}
+
+// changesWindowDefault is how far back GET /admin/changes looks when
+// since is not given (decisions.md).
+const changesWindowDefault = 7 * 24 * time.Hour
+
+type changeJSON struct {
+	CompanyName    string            `json:"company_name"`
+	RunAt          time.Time         `json:"run_at"`
+	NewPatents     []publicationJSON `json:"new_patents"`
+	DroppedPatents []string          `json:"dropped_patents"`
+}
+
+func fromChangeRun(r patent.PatentChangeRun) changeJSON {
+	return changeJSON{CompanyName: r.CompanyName, RunAt: r.RunAt, NewPatents: mapSlice(r.Changes.New, fromPublication),
+		DroppedPatents: nonNil(r.Changes.Dropped)}
+}
+
+// handleListChanges serves GET /admin/changes?since=&limit=&cursor=: the
+// digest of what tracking found, every tracked company's runs since since
+// (RFC 3339; default 7 days ago) that found new or dropped patents,
+// newest first, keyset-paged as the other listings (limit 1 to 200,
+// default 50). A since that is not RFC 3339 is 422.
+func handleListChanges(st Store, now func() time.Time) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		since := now().Add(-changesWindowDefault)
+		if v := c.QueryParam("since"); v != "" {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				return invalid("since", errors.New("since must be an RFC 3339 date and time, e.g. 2026-11-20T00:00:00Z"))
+			}
+			since = t
+		}
+		limit, cursor, err := pageParams(c)
+		if err != nil {
+			return err
+		}
+		items, next, err := st.ListChanges(c.Request().Context(), since, limit, cursor)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, pageJSON[changeJSON]{Items: mapSlice(items, fromChangeRun), NextCursor: nullable(next)})
+	}
 }
 
 // handleTrackedHistory serves GET /admin/tracked/{company_name}/history?days=

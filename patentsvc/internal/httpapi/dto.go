@@ -33,18 +33,68 @@ func fromTracked(t patent.TrackedCompany) trackedJSON {
 }
 
 type alertJSON struct {
-	ID          int64     `json:"id"`
-	CompanyName string    `json:"company_name"`
-	AlertType   string    `json:"alert_type"`
-	Message     string    `json:"message"`
-	OldValue    float64   `json:"old_value"`
-	NewValue    float64   `json:"new_value"`
-	CreatedAt   time.Time `json:"created_at"`
+	ID          int64             `json:"id"`
+	CompanyName string            `json:"company_name"`
+	AlertType   string            `json:"alert_type"`
+	Message     string            `json:"message"`
+	OldValue    float64           `json:"old_value"`
+	NewValue    float64           `json:"new_value"`
+	CreatedAt   time.Time         `json:"created_at"`
+	Patents     []publicationJSON `json:"patents"`
 }
 
 func fromAlert(a patent.Alert) alertJSON {
 	return alertJSON{ID: a.ID, CompanyName: a.CompanyName, AlertType: a.AlertType, Message: a.Message,
-		OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: a.CreatedAt}
+		OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: a.CreatedAt, Patents: mapSlice(a.Patents, fromPublication)}
+}
+
+// publicationJSON is NewPatent: a patent a search returned, as alerts and
+// the changes digest list it.
+type publicationJSON struct {
+	PatentID        string `json:"patent_id"`
+	Title           string `json:"title"`
+	PublicationDate string `json:"publication_date"`
+	PDFLink         string `json:"pdf_link"`
+}
+
+func fromPublication(p patent.Publication) publicationJSON { return publicationJSON(p) }
+
+type cpcShareJSON struct {
+	Code  string  `json:"code"`
+	Share float64 `json:"share"`
+}
+
+type yearCountJSON struct {
+	Year  int `json:"year"`
+	Count int `json:"count"`
+}
+
+type countryCountJSON struct {
+	Country  string `json:"country"`
+	Active   int    `json:"active"`
+	Inactive int    `json:"inactive"`
+}
+
+// portfolioJSON is Portfolio.
+type portfolioJSON struct {
+	CPC          []cpcShareJSON     `json:"cpc"`
+	ByYear       []yearCountJSON    `json:"by_year"`
+	Countries    []countryCountJSON `json:"countries"`
+	Granted      int                `json:"granted"`
+	Applications int                `json:"applications"`
+}
+
+// fromPortfolio is p on the wire; null for nil.
+func fromPortfolio(p *patent.Portfolio) *portfolioJSON {
+	if p == nil {
+		return nil
+	}
+	return &portfolioJSON{
+		CPC:       mapSlice(p.CPC, func(c patent.CPCShare) cpcShareJSON { return cpcShareJSON(c) }),
+		ByYear:    mapSlice(p.ByYear, func(y patent.YearCount) yearCountJSON { return yearCountJSON(y) }),
+		Countries: mapSlice(p.Countries, func(c patent.CountryCount) countryCountJSON { return countryCountJSON(c) }),
+		Granted:   p.Granted, Applications: p.Applications,
+	}
 }
 
 type messageJSON struct {
@@ -81,6 +131,8 @@ type companyAnalysisJSON struct {
 	Model       *string         `json:"model"`
 	Cached      bool            `json:"cached"`
 	Timestamp   time.Time       `json:"timestamp"`
+	// Portfolio: the search answer's facts; null when it had none.
+	Portfolio *portfolioJSON `json:"portfolio"`
 }
 
 func fromCompanyAnalysis(a patent.CompanyAnalysis) companyAnalysisJSON {
@@ -89,7 +141,8 @@ func fromCompanyAnalysis(a patent.CompanyAnalysis) companyAnalysisJSON {
 			return patentRefJSON{PatentID: p.PatentID, Title: p.Title, PublicationDate: p.PublicationDate, PDFLink: p.PDFLink,
 				Read: p.Read, Error: p.Error}
 		}),
-		Success: a.Success, Error: a.Error, Model: a.Model, Cached: a.Cached, Timestamp: a.Timestamp}
+		Success: a.Success, Error: a.Error, Model: a.Model, Cached: a.Cached, Timestamp: a.Timestamp,
+		Portfolio: fromPortfolio(a.Portfolio)}
 }
 
 type batchSummaryJSON struct {

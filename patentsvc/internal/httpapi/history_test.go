@@ -99,7 +99,11 @@ func recordRun(t *testing.T, st *store.Store, id int64, n int, at time.Time, fai
 	if err != nil {
 		return err
 	}
-	_, err = st.RecordRun(context.Background(), id, c.NextRunAt, n, at, failures, next, alert, compose)
+	out := patent.RunOutcome{Count: n, At: at, Failures: failures, Next: next}
+	if alert != nil {
+		out.Alerts = []patent.Alert{*alert}
+	}
+	_, err = st.RecordRun(context.Background(), id, c.NextRunAt, out, compose)
 	return err
 }
 

@@ -57,6 +57,7 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, authn Auth, st S
 	g.DELETE("/admin/tracked/:company_name", route.Wrap(handleDeleteTracked(st), user, admin))
 	g.GET("/admin/tracked/:company_name/history", route.Wrap(handleTrackedHistory(st, now), user, admin))
 	g.GET("/admin/alerts", route.Wrap(handleListAlerts(st), user, admin))
+	g.GET("/admin/changes", route.Wrap(handleListChanges(st, now), user, admin))
 	g.GET("/admin/rate-limits", route.Wrap(handleRateLimits(limits), user, admin))
 	g.GET("/admin/users", route.Wrap(handleListUsers(st), user, admin))
 	g.PATCH("/admin/users/:user_id/role", route.Wrap(handleSetRole(st), bodyLimit, user, admin))

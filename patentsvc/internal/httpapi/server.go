@@ -58,6 +58,9 @@ type Store interface {
 	CreateTracked(ctx context.Context, name patent.CompanyName) (patent.TrackedCompany, error)
 	DeleteTracked(ctx context.Context, name patent.CompanyName) error
 	ListAlerts(ctx context.Context, limit int) ([]patent.Alert, error)
+	// ListChanges is a page of the tracked companies' runs since since
+	// that found new or dropped patents, newest first.
+	ListChanges(ctx context.Context, since time.Time, limit int, after string) ([]patent.PatentChangeRun, string, error)
 	AnalysisLister
 	JobStore
 	Analytics

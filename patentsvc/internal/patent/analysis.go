@@ -40,7 +40,14 @@ type CompanyAnalysis struct {
 	TotalResults int
 	// Searched is true when the search answered (even if the analysis
 	// failed later).
-	Searched  bool
+	Searched bool
+	// Publications are every patent the search returned
+	// (SearchResult.Publications), compared by tracked companies' runs;
+	// not part of the response, nor of a job's stored result.
+	Publications []Publication `json:"-"`
+	// Portfolio is the search answer's portfolio facts; nil when it held
+	// none, or the search failed.
+	Portfolio *Portfolio
 	Patents   []PatentRef
 	Success   bool
 	Error     *string
@@ -82,6 +89,11 @@ type AnalysisRecord struct {
 	// the analysis, "" when none did (scheduled runs). Analyses are shared
 	// whoever asked: it records, it does not restrict (decisions.md).
 	RequestedBy string
+	// Portfolio and Patents are a portfolio analysis's facts and the
+	// patents it analysed (nil for single-patent analyses, and for those
+	// stored before they were kept).
+	Portfolio *Portfolio
+	Patents   []PatentRef
 }
 
 // Job statuses.

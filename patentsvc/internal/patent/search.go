@@ -36,4 +36,12 @@ type SearchResult struct {
 	// Patents are the results with a usable PDF and publication number, in
 	// the search's order (newest first), at most SearchQuery.Max. Never nil.
 	Patents []SearchHit
+	// Publications are every result with a publication number, with or
+	// without a PDF (PDFLink "" then), in the search's order, none
+	// repeated: the set a tracked company's runs compare
+	// (DiffPublications). Not cut to SearchQuery.Max.
+	Publications []Publication
+	// Portfolio is what the answer says of the portfolio (BuildPortfolio);
+	// nil when it says nothing.
+	Portfolio *Portfolio
 }

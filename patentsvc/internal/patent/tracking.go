@@ -33,10 +33,12 @@ func (e *AlreadyTrackedError) Error() string {
 // Unwrap makes the error a kind of ErrConflict.
 func (e *AlreadyTrackedError) Unwrap() error { return ErrConflict }
 
-// AlertTypePatentCountChange is the one alert type produced.
+// AlertTypePatentCountChange is the alert of a large change in a tracked
+// company's patent count (AlertTypeNewPatents is the other type).
 const AlertTypePatentCountChange = "patent_count_change"
 
-// Alert records a large change in a tracked company's patent count.
+// Alert records a large change in a tracked company's patent count, or
+// the new patents a scheduled run found.
 type Alert struct {
 	ID          int64
 	CompanyName string
@@ -45,6 +47,9 @@ type Alert struct {
 	OldValue    float64
 	NewValue    float64
 	CreatedAt   time.Time
+	// Patents are a new_patents alert's new patents (at most
+	// MaxAlertPatents); empty for other types.
+	Patents []Publication
 }
 
 // CountChangeAlert applies the alert rule to a tracked company's patent
@@ -92,4 +97,38 @@ type TrackingRun struct {
 	Success bool
 	// Alert tells whether the run raised an alert.
 	Alert bool
+	// NewPatents and DroppedPatents are the ids of the patents the run
+	// found new, or no longer found (PatentChanges); empty for a run whose
+	// search failed and for a company's first run (its baseline).
+	NewPatents     []string
+	DroppedPatents []string
+}
+
+// RunOutcome is what a scheduled run whose search answered records, in
+// one transaction (the store's RecordRun).
+type RunOutcome struct {
+	// Count is the search's recent-patent count (TotalResults).
+	Count int
+	At    time.Time
+	// Failures is the count of failed runs in a row ending with this one,
+	// 0 when it succeeded; Next is when the company is due again.
+	Failures int
+	Next     time.Time
+	// Seen are the publication numbers this run's search returned, kept
+	// for the next runs' DiffPublications; Changes is what it found
+	// changed (empty for the baseline run).
+	Seen    []string
+	Changes PatentChanges
+	// Alerts are the alerts the run raised (none, or a patent_count_change
+	// and a new_patents alert), stored with their webhook deliveries.
+	Alerts []Alert
+}
+
+// SeenPatents is what a tracked company's earlier runs saw: since when
+// (nil: no run kept them yet, so the next is the baseline), every
+// publication number, and those of the latest run whose search answered.
+type SeenPatents struct {
+	Since *time.Time
+	All   map[string]bool
+	Last  []string
 }

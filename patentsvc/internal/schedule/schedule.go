@@ -72,13 +72,14 @@ type Store interface {
 	QueueDue(ctx context.Context, limit int) (seen, queued int, err error)
 	// TrackedCompany returns a tracked company, or patent.ErrNotFound.
 	TrackedCompany(ctx context.Context, id int64) (patent.TrackedCompany, error)
-	// RecordRun records a run whose search answered, and its row in the
-	// company's history, while the company is still due at due; failures
-	// is 0 when it succeeded. When alert is not nil, the alert and the
-	// webhook deliveries compose returns for it (nil: none) are stored in
-	// the same transaction.
-	RecordRun(ctx context.Context, id int64, due time.Time, count int, at time.Time, failures int, next time.Time,
-		alert *patent.Alert, compose patent.Deliveries[patent.Alert]) (bool, error)
+	// SeenPatents returns what the company's earlier runs saw, or
+	// patent.ErrNotFound.
+	SeenPatents(ctx context.Context, id int64) (patent.SeenPatents, error)
+	// RecordRun records a run whose search answered, what it saw, and its
+	// row in the company's history, while the company is still due at
+	// due. The run's alerts and the webhook deliveries compose returns for
+	// each (nil: none) are stored in the same transaction.
+	RecordRun(ctx context.Context, id int64, due time.Time, out patent.RunOutcome, compose patent.Deliveries[patent.Alert]) (bool, error)
 	// RecordFailure records a run whose search failed, and its row in the
 	// company's history, while the company is still due at due.
 	RecordFailure(ctx context.Context, id int64, due, at time.Time, failures int, next time.Time) (bool, error)
@@ -93,6 +94,10 @@ type Analyzer interface {
 type Config struct {
 	Interval  time.Duration // between runs of one company
 	Threshold float64       // percent change that raises an alert
+	// NewPatentAlerts (NEW_PATENT_ALERTS) raises a new_patents alert for a
+	// run that found patents no earlier run saw; off, the runs still
+	// record their new and dropped patents.
+	NewPatentAlerts bool
 	// Tick is how often due companies are queued (DefaultTick).
 	Tick time.Duration
 	// Batch is the most companies queued in one transaction.
@@ -331,35 +336,63 @@ func (s *Scheduler) analyse(ctx context.Context, c patent.TrackedCompany, due, d
 		_, err := s.store.RecordFailure(wctx, c.ID, due, at, failures, next)
 		return s.recorded(ctx, log, err, nil)
 	}
-	// The alert is stored with the run, in its transaction: the run's
-	// history row says whether it raised one, and neither is ever
-	// committed without the other. The first run records the baseline
-	// only.
-	var alert *patent.Alert
-	if c.LastAnalysisAt != nil {
-		if a, ok := patent.CountChangeAlert(c.CompanyName, c.LastPatentCount, res.TotalResults, s.cfg.Threshold); ok {
-			alert = &a
-		}
+	seen, err := s.store.SeenPatents(wctx, c.ID)
+	if errors.Is(err, patent.ErrNotFound) {
+		return nil // untracked meanwhile: nothing to record
 	}
-	recorded, err := s.store.RecordRun(wctx, c.ID, due, res.TotalResults, at, failures, next, alert, s.onAlert)
+	if err != nil {
+		return s.recorded(ctx, log, err, nil)
+	}
+	out := s.outcome(c, seen, res)
+	out.At, out.Failures, out.Next = at, failures, next
+	recorded, err := s.store.RecordRun(wctx, c.ID, due, out, s.onAlert)
 	if err == nil && recorded {
 		log.InfoContext(ctx, "scheduled analysis done", "patent_count", res.TotalResults, "previous", c.LastPatentCount,
-			"success", res.Success, "baseline", c.LastAnalysisAt == nil)
-		if alert != nil {
-			log.InfoContext(ctx, "patent count alert", "message", alert.Message)
+			"success", res.Success, "baseline", c.LastAnalysisAt == nil, "new_patents", len(out.Changes.New),
+			"dropped_patents", len(out.Changes.Dropped))
+		for _, a := range out.Alerts {
+			log.InfoContext(ctx, "tracking alert", "alert_type", a.AlertType, "message", a.Message)
 		}
 	}
-	return s.recorded(ctx, log, err, alert)
+	return s.recorded(ctx, log, err, out.Alerts)
+}
+
+// outcome applies the tracking rules to a run whose search answered: what
+// changed since the earlier runs (patent.DiffPublications; nothing on the
+// run that starts keeping what runs see, the baseline), the count rule
+// (patent.CountChangeAlert; not on the company's first run) and the new
+// patents rule (patent.NewPatentsAlert, when NewPatentAlerts). The alerts
+// are stored with the run, in its transaction: the run's history row says
+// whether it raised one, and neither is ever committed without the other.
+func (s *Scheduler) outcome(c patent.TrackedCompany, seen patent.SeenPatents, res patent.CompanyAnalysis) patent.RunOutcome {
+	out := patent.RunOutcome{Count: res.TotalResults, Seen: make([]string, len(res.Publications))}
+	for i, p := range res.Publications {
+		out.Seen[i] = p.PatentID
+	}
+	if seen.Since != nil {
+		out.Changes = patent.DiffPublications(func(id string) bool { return seen.All[id] }, seen.Last, res.Publications)
+	}
+	if c.LastAnalysisAt != nil {
+		if a, ok := patent.CountChangeAlert(c.CompanyName, c.LastPatentCount, res.TotalResults, s.cfg.Threshold); ok {
+			out.Alerts = append(out.Alerts, a)
+		}
+	}
+	if s.cfg.NewPatentAlerts {
+		if a, ok := patent.NewPatentsAlert(c.CompanyName, c.LastPatentCount, out.Changes); ok {
+			out.Alerts = append(out.Alerts, a)
+		}
+	}
+	return out
 }
 
 // recorded reports a failed write of a run's outcome, which the queue
 // retries (the run is done again).
-func (s *Scheduler) recorded(ctx context.Context, log *slog.Logger, err error, alert *patent.Alert) error {
+func (s *Scheduler) recorded(ctx context.Context, log *slog.Logger, err error, alerts []patent.Alert) error {
 	if err == nil {
 		return nil
 	}
-	if alert != nil {
-		log.WarnContext(ctx, "recording the run and its alert failed; the run is done again", "err", err.Error(), "alert", alert.Message)
+	if len(alerts) > 0 {
+		log.WarnContext(ctx, "recording the run and its alerts failed; the run is done again", "err", err.Error(), "alert", alerts[0].Message)
 	} else {
 		log.WarnContext(ctx, "recording the run failed; the run is done again", "err", err.Error())
 	}

@@ -73,7 +73,7 @@ func parseAnswer(body []byte, limit int, quote func(string) string) (patent.Sear
 	if !ok {
 		total = len(organic)
 	}
-	res := patent.SearchResult{TotalResults: total, Patents: []patent.SearchHit{}}
+	res := patent.SearchResult{TotalResults: total, Patents: []patent.SearchHit{}, Publications: []patent.Publication{}}
 	if len(organic) == 0 {
 		switch {
 		case upstreamErr != "" && isNoResults(upstreamErr):
@@ -88,31 +88,90 @@ func parseAnswer(body []byte, limit int, quote func(string) string) (patent.Sear
 		return res, nil
 	}
 
+	res.Portfolio = readResults(&res, organic, limit, cpcSummary(top["summary"]))
+	return res, nil
+}
+
+// readResults adds organic's results to res: each with a valid
+// publication number, once, to the publications; those with a PDF link
+// also to the patents, up to limit (all when limit <= 0). It returns the
+// portfolio the results and the classification summary cpc make.
+func readResults(res *patent.SearchResult, organic []json.RawMessage, limit int, cpc []patent.CPCPercentage) *patent.Portfolio {
+	facts := patent.PortfolioInput{CPC: cpc}
 	seen := make(map[string]bool, len(organic))
 	for _, raw := range organic {
-		if limit > 0 && len(res.Patents) >= limit {
-			break
-		}
 		r := object(raw)
 		if r == nil {
 			continue
 		}
 		id := str(r["publication_number"])
-		pdf := str(r["pdf"])
-		if _, err := patent.ParsePatentID(id); err != nil || !pdfLink(pdf) || seen[id] {
+		if _, err := patent.ParsePatentID(id); err != nil || seen[id] {
 			continue
 		}
 		seen[id] = true
+		pdf := str(r["pdf"])
+		if !pdfLink(pdf) {
+			pdf = ""
+		}
+		date := str(r["publication_date"])
+		title := str(r["title"])
+		res.Publications = append(res.Publications, patent.Publication{PatentID: id, Title: title, PublicationDate: date, PDFLink: pdf})
+		facts.Results = append(facts.Results, patent.PortfolioResult{PublicationDate: date, Granted: str(r["grant_date"]) != "",
+			CountryStatus: countryStatus(r["country_status"])})
+		if pdf == "" || (limit > 0 && len(res.Patents) >= limit) {
+			continue
+		}
 		res.Patents = append(res.Patents, patent.SearchHit{
 			PatentID:        id,
-			Title:           str(r["title"]),
-			PublicationDate: str(r["publication_date"]),
+			Title:           title,
+			PublicationDate: date,
 			PDFLink:         pdf,
 			Snippet:         str(r["snippet"]),
 			Assignee:        str(r["assignee"]),
 		})
 	}
-	return res, nil
+	return patent.BuildPortfolio(facts)
+}
+
+// maxCPCEntries bounds the classification summary entries read: SerpApi
+// sends a few dozen; a hostile answer may send millions.
+const maxCPCEntries = 1000
+
+// cpcSummary reads summary.cpc ([{key, percentage, frequency}], "Total"
+// first) as the search sends it; entries that are not objects with a
+// string key and a numeric percentage are skipped.
+func cpcSummary(raw json.RawMessage) []patent.CPCPercentage {
+	var list []json.RawMessage
+	if json.Unmarshal(object(raw)["cpc"], &list) != nil {
+		return nil
+	}
+	var out []patent.CPCPercentage
+	for _, e := range list[:min(len(list), maxCPCEntries)] {
+		m := object(e)
+		key := str(m["key"])
+		var pct float64
+		if key == "" || json.Unmarshal(m["percentage"], &pct) != nil {
+			continue
+		}
+		out = append(out, patent.CPCPercentage{Key: key, Percentage: pct})
+	}
+	return out
+}
+
+// countryStatus reads a result's country_status ({"US": "ACTIVE", ...});
+// nil when it is absent or not an object of strings.
+func countryStatus(raw json.RawMessage) map[string]string {
+	m := object(raw)
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for cc, v := range m {
+		if s := str(v); s != "" && len(cc) <= 8 {
+			out[cc] = s
+		}
+	}
+	return out
 }
 
 // pdfLink reports whether s can be a PDF download: an absolute http(s) URL

@@ -39,8 +39,11 @@ const (
 	// keyVersion changes when the meaning of a cached patent.SearchResult changes (the
 	// filtering rules, say), so old cache entries stop matching. v2: strings
 	// cleaned of NUL and invalid UTF-8 (str); a v1 entry may hold a title
-	// with a NUL that PostgreSQL refuses to store with the patent.
-	keyVersion = "serpapi-search-v2"
+	// with a NUL that PostgreSQL refuses to store with the patent. v3:
+	// every result's publication (with or without a PDF) and the
+	// portfolio facts are kept (decisions.md, "patentsvc: what changed,
+	// and what the portfolio covers"); a v2 entry has neither.
+	keyVersion = "serpapi-search-v3"
 
 	maxBody      = 8 << 20  // 100 results with figures are about 150 KiB
 	maxErrorBody = 64 << 10 // error answers are a one-line JSON object

@@ -112,8 +112,11 @@ func answer(tb testing.TB, total int, results ...any) string {
 	return mustJSON(tb, a)
 }
 
+// wantResult compares the count and the patents to analyse
+// (TestRecordedPortfolio and TestPublications check the rest).
 func wantResult(tb testing.TB, op string, got, want patent.SearchResult) {
 	tb.Helper()
+	got.Publications, got.Portfolio = nil, nil
 	if !reflect.DeepEqual(got, want) {
 		tb.Errorf("%s = %+v\nwant %+v", op, got, want)
 	}
@@ -1189,5 +1192,66 @@ func BenchmarkSearch(b *testing.B) {
 		if _, err := c.Search(context.Background(), q); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRecordedPortfolio: the recorded Coffee answer's facts become its
+// portfolio (summary.cpc without "Total", the result's publication year,
+// its country_status with UNKNOWN left out, a grant and an application),
+// and both results are publications, the one without a date too.
+func TestRecordedPortfolio(t *testing.T) {
+	t.Parallel()
+	fake := serpapitest.New(t)
+	fake.Script(serpapitest.Reply{Status: 200, Body: string(serpapitest.RecordedSearch())})
+	got, err := newClient(fake.BaseURL(), 5*time.Second, 0).Search(t.Context(), patent.SearchQuery{Company: "Coffee", Since: since, Max: 1})
+	if err != nil {
+		t.Fatalf("Search error = %v", err)
+	}
+	want := &patent.Portfolio{
+		CPC:       []patent.CPCShare{{Code: "A47J", Share: 0.667}},
+		ByYear:    []patent.YearCount{{Year: 2012, Count: 1}},
+		Countries: []patent.CountryCount{{Country: "AT", Inactive: 1}, {Country: "EP", Active: 1}, {Country: "US", Active: 1}},
+		Granted:   1, Applications: 1,
+	}
+	if !reflect.DeepEqual(got.Portfolio, want) {
+		t.Errorf("Portfolio = %+v, want %+v", got.Portfolio, want)
+	}
+	ids := []string{}
+	for _, p := range got.Publications {
+		ids = append(ids, p.PatentID)
+	}
+	if !reflect.DeepEqual(ids, []string{serpapitest.PatentKraft, "RU2766609C2"}) || len(got.Patents) != 1 {
+		t.Errorf("Publications %q and %d patents, want both results as publications and Max 1 patent", ids, len(got.Patents))
+	}
+}
+
+// TestPublications: every result with a publication number is a
+// publication, with or without a usable PDF (then PDFLink ""), once, past
+// Max; results without a number are not.
+func TestPublications(t *testing.T) {
+	t.Parallel()
+	results := []map[string]any{
+		serpapitest.Organic("US11000001B2", "With PDF", "2025-03-04", serpapitest.PDFURL("US11000001B2")),
+		serpapitest.Organic("EP4000001A1", "No PDF", "2025-02-01", ""),
+		serpapitest.Organic("CN118000001A", "Generic PDF link", "2024-12-01", "https://patentimages.storage.googleapis.com/"),
+		serpapitest.Organic("US11000001B2", "Repeated", "2025-03-04", serpapitest.PDFURL("US11000001B2")),
+		serpapitest.Organic("not a number", "Bad id", "2025-01-01", serpapitest.PDFURL("X")),
+	}
+	fake := serpapitest.New(t)
+	fake.SetResults("Acme", 5, results)
+	got, err := newClient(fake.BaseURL(), 5*time.Second, 0).Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since, Max: 1})
+	if err != nil {
+		t.Fatalf("Search error = %v", err)
+	}
+	want := []patent.Publication{
+		{PatentID: "US11000001B2", Title: "With PDF", PublicationDate: "2025-03-04", PDFLink: serpapitest.PDFURL("US11000001B2")},
+		{PatentID: "EP4000001A1", Title: "No PDF", PublicationDate: "2025-02-01"},
+		{PatentID: "CN118000001A", Title: "Generic PDF link", PublicationDate: "2024-12-01"},
+	}
+	if !reflect.DeepEqual(got.Publications, want) {
+		t.Errorf("Publications = %+v\nwant %+v", got.Publications, want)
+	}
+	if got.Portfolio == nil || got.Portfolio.Granted != 1 || got.Portfolio.Applications != 2 {
+		t.Errorf("Portfolio = %+v, want 1 granted (B2) and 2 applications", got.Portfolio)
 	}
 }

@@ -23,6 +23,9 @@ type analysisRow struct {
 	CompletionTokens int
 	AnalyzedAt       time.Time
 	RequestedBy      *string
+	// Portfolio and Patents: migration 0011 (JSON, facts.go).
+	Portfolio *string
+	Patents   *string
 }
 
 func (analysisRow) TableName() string { return "analyses" }
@@ -31,7 +34,7 @@ func (r analysisRow) toDomain() patent.AnalysisRecord {
 	return patent.AnalysisRecord{ID: r.ID, CompanyName: deref(r.CompanyName), AnalysisType: r.AnalysisType,
 		PatentID: deref(r.PatentID), Model: deref(r.Model), Response: deref(r.Response), Cached: r.Cached,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Timestamp: r.AnalyzedAt.UTC(),
-		RequestedBy: deref(r.RequestedBy)}
+		RequestedBy: deref(r.RequestedBy), Portfolio: readPortfolio(r.Portfolio), Patents: readPatentRefs(r.Patents)}
 }
 
 // CreateAnalysis stores an analysis, stamped now unless it carries a time.
@@ -42,7 +45,8 @@ func (s *Store) CreateAnalysis(ctx context.Context, a patent.AnalysisRecord) (pa
 	}
 	row := analysisRow{CompanyName: opt(a.CompanyName), AnalysisType: a.AnalysisType, PatentID: opt(a.PatentID),
 		Model: opt(a.Model), Response: opt(a.Response), Cached: a.Cached, PromptTokens: a.PromptTokens,
-		CompletionTokens: a.CompletionTokens, AnalyzedAt: utc(at), RequestedBy: opt(a.RequestedBy)}
+		CompletionTokens: a.CompletionTokens, AnalyzedAt: utc(at), RequestedBy: opt(a.RequestedBy),
+		Portfolio: portfolioColumn(a.Portfolio), Patents: patentRefsColumn(a.Patents)}
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return patent.AnalysisRecord{}, fmt.Errorf("store analysis: %w", err)
 	}

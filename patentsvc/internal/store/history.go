@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -18,12 +19,22 @@ type trackingRunRow struct {
 	PatentCount      *int // nil: the search failed
 	Success          bool
 	Alert            bool
+	// NewPatents, DroppedPatents and Changed: migration 0011 (JSON,
+	// facts.go).
+	NewPatents     *string
+	DroppedPatents *string
+	Changed        bool
 }
 
 func (trackingRunRow) TableName() string { return "tracking_runs" }
 
 func (r trackingRunRow) toDomain() patent.TrackingRun {
-	return patent.TrackingRun{RunAt: r.RunAt.UTC(), PatentCount: r.PatentCount, Success: r.Success, Alert: r.Alert}
+	run := patent.TrackingRun{RunAt: r.RunAt.UTC(), PatentCount: r.PatentCount, Success: r.Success, Alert: r.Alert,
+		NewPatents: []string{}, DroppedPatents: readIDs(r.DroppedPatents)}
+	for _, p := range readPublications(r.NewPatents) {
+		run.NewPatents = append(run.NewPatents, p.PatentID)
+	}
+	return run
 }
 
 // TrackingHistory returns the company tracked under name, in any letter
@@ -119,4 +130,55 @@ func (s *Store) AnalysesPerMonth(ctx context.Context, company string, since time
 		return nil, fmt.Errorf("analyses per month of %q: %w", company, err)
 	}
 	return out, nil
+}
+
+// changeRow is a changed run as ListChanges reads it.
+type changeRow struct {
+	ID             int64
+	RunAt          time.Time
+	CompanyName    string
+	NewPatents     *string
+	DroppedPatents *string
+}
+
+func (r changeRow) key() pageKey[int64] {
+	return pageKey[int64]{At: r.RunAt, ID: r.ID, Size: int64(len(deref(r.NewPatents)) + len(deref(r.DroppedPatents)))}
+}
+
+// ListChanges returns a page of the scheduled runs at or after since that
+// found new or dropped patents, of every company still tracked, newest
+// first (ties by id, newest first): at most limit runs and PageBytes of
+// patent lists (at least one run). next is the cursor of the following
+// page, "" on the last; a cursor that does not decode starts from the
+// beginning, as every listing's (the changes digest, GET /admin/changes).
+func (s *Store) ListChanges(ctx context.Context, since time.Time, limit int, after string) ([]patent.PatentChangeRun, string, error) {
+	const from = "tracking_runs r JOIN tracked_companies t ON t.id = r.tracked_company_id"
+	q := s.db.WithContext(ctx).Table(from).Where("r.changed AND r.run_at >= ?", utc(since))
+	if c, ok := decodeCursor(after); ok {
+		if id, err := strconv.ParseInt(c.id, 10, 64); err == nil {
+			q = q.Where("(r.run_at, r.id) < (?, ?)", c.at, id)
+		}
+	}
+	var keys []pageKey[int64]
+	err := q.Select("r.run_at AS at, r.id AS id, COALESCE(octet_length(r.new_patents), 0) + COALESCE(octet_length(r.dropped_patents), 0) AS size").
+		Order("r.run_at DESC, r.id DESC").Limit(limit + 1).Scan(&keys).Error
+	if err != nil {
+		return nil, "", fmt.Errorf("list patent changes: %w", err)
+	}
+	rows, next, err := listPage(keys, limit, func(ids []int64) ([]changeRow, error) {
+		var rows []changeRow
+		err := s.db.WithContext(ctx).Table(from).
+			Select("r.id, r.run_at, t.company_name, r.new_patents, r.dropped_patents").
+			Where("r.id IN ?", ids).Order("r.run_at DESC, r.id DESC").Scan(&rows).Error
+		return rows, err
+	}, changeRow.key)
+	if err != nil {
+		return nil, "", fmt.Errorf("list patent changes: %w", err)
+	}
+	out := make([]patent.PatentChangeRun, len(rows))
+	for i, r := range rows {
+		out[i] = patent.PatentChangeRun{ID: r.ID, CompanyName: r.CompanyName, RunAt: r.RunAt.UTC(),
+			Changes: patent.PatentChanges{New: readPublications(r.NewPatents), Dropped: readIDs(r.DroppedPatents)}}
+	}
+	return out, next, nil
 }

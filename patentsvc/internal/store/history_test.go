@@ -32,8 +32,16 @@ func dueOf(t *testing.T, s *store.Store, id int64) time.Time {
 func recordRun(t *testing.T, s *store.Store, id int64, n int, at time.Time, failures int, next time.Time,
 	alert *patent.Alert, compose patent.Deliveries[patent.Alert]) error {
 	t.Helper()
-	_, err := s.RecordRun(ctx, id, dueOf(t, s, id), n, at, failures, next, alert, compose)
+	_, err := s.RecordRun(ctx, id, dueOf(t, s, id), patent.RunOutcome{Count: n, At: at, Failures: failures, Next: next, Alerts: alertList(alert)}, compose)
 	return err
+}
+
+// alertList is alert as RunOutcome.Alerts: none for nil.
+func alertList(alert *patent.Alert) []patent.Alert {
+	if alert == nil {
+		return nil
+	}
+	return []patent.Alert{*alert}
 }
 
 // recordFailure records a failed run of company id at its current due time.
@@ -90,6 +98,9 @@ func TestTrackingHistory(t *testing.T) {
 			{RunAt: t0.Add(day)},
 			{RunAt: t0.Add(day + time.Minute), PatentCount: count(11)},
 			{RunAt: t0.Add(2 * day), PatentCount: count(20), Success: true, Alert: true},
+		}
+		for i := range want { // no patent changes recorded: empty lists
+			want[i].NewPatents, want[i].DroppedPatents = []string{}, []string{}
 		}
 		if !reflect.DeepEqual(runs, want) {
 			t.Errorf("history =\n%s\nwant\n%s", runsText(runs), runsText(want))
@@ -295,6 +306,108 @@ func TestRunPrunerPrunesAtStart(t *testing.T) {
 				t.Fatal("the run three years old is still there 10 s after the pruner started")
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// TestPatentChanges: RecordRun keeps what a run saw (SeenPatents: every
+// id, the last run's, since when), its new and dropped patents in the
+// history, and ListChanges lists the changed runs of tracked companies
+// since a time, newest first, a page at a time; untracking forgets them.
+func TestPatentChanges(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		acme, _ := s.CreateTracked(ctx, "Acme")
+		beta, _ := s.CreateTracked(ctx, "Beta")
+		seen, err := s.SeenPatents(ctx, acme.ID)
+		if err != nil || seen.Since != nil || len(seen.All) != 0 || len(seen.Last) != 0 {
+			t.Fatalf("SeenPatents before any run = %+v, %v", seen, err)
+		}
+		t0 := time.Date(2026, 11, 1, 6, 0, 0, 0, time.UTC)
+		record := func(id int64, at time.Time, ids []string, ch patent.PatentChanges) {
+			t.Helper()
+			out := patent.RunOutcome{Count: len(ids), At: at, Next: at.Add(time.Hour), Seen: ids, Changes: ch}
+			if ok, err := s.RecordRun(ctx, id, dueOf(t, s, id), out, nil); !ok || err != nil {
+				t.Fatalf("RecordRun = %v, %v", ok, err)
+			}
+		}
+		record(acme.ID, t0, []string{"A1", "B1", "A1"}, patent.PatentChanges{})
+		seen, _ = s.SeenPatents(ctx, acme.ID)
+		if seen.Since == nil || !seen.Since.Equal(t0) || !reflect.DeepEqual(seen.Last, []string{"A1", "B1"}) || len(seen.All) != 2 {
+			t.Fatalf("SeenPatents after the baseline = %+v", seen)
+		}
+		n1 := patent.Publication{PatentID: "N1", Title: "New one", PublicationDate: "2026-10-30", PDFLink: "https://x.example/N1.pdf"}
+		record(acme.ID, t0.Add(time.Hour), []string{"A1", "N1"}, patent.PatentChanges{New: []patent.Publication{n1}, Dropped: []string{"B1"}})
+		record(beta.ID, t0.Add(90*time.Minute), []string{"C1"}, patent.PatentChanges{})
+		record(beta.ID, t0.Add(2*time.Hour), []string{}, patent.PatentChanges{Dropped: []string{"C1"}})
+		seen, _ = s.SeenPatents(ctx, acme.ID)
+		if !seen.Since.Equal(t0) || !reflect.DeepEqual(seen.Last, []string{"A1", "N1"}) || len(seen.All) != 3 || !seen.All["B1"] {
+			t.Errorf("SeenPatents after a change = %+v, want since the baseline, last A1 N1, all three", seen)
+		}
+		_, runs, _ := s.TrackingHistory(ctx, "Acme", t0)
+		if len(runs) != 2 || !reflect.DeepEqual(runs[1].NewPatents, []string{"N1"}) || !reflect.DeepEqual(runs[1].DroppedPatents, []string{"B1"}) {
+			t.Errorf("history = %+v", runs)
+		}
+		items, next, err := s.ListChanges(ctx, t0, 50, "")
+		if err != nil || next != "" || len(items) != 2 || items[0].CompanyName != "Beta" || items[1].CompanyName != "Acme" ||
+			!reflect.DeepEqual(items[1].Changes.New, []patent.Publication{n1}) || !reflect.DeepEqual(items[0].Changes.Dropped, []string{"C1"}) {
+			t.Fatalf("ListChanges = %+v, %q, %v", items, next, err)
+		}
+		page, next, _ := s.ListChanges(ctx, t0, 1, "")
+		rest, last, _ := s.ListChanges(ctx, t0, 1, next)
+		if len(page) != 1 || page[0].CompanyName != "Beta" || len(rest) != 1 || rest[0].CompanyName != "Acme" || last != "" {
+			t.Errorf("pages = %+v then %+v (%q)", page, rest, last)
+		}
+		if late, _, _ := s.ListChanges(ctx, t0.Add(90*time.Minute), 50, ""); len(late) != 1 || late[0].CompanyName != "Beta" {
+			t.Errorf("changes since 07:30 = %+v, want Beta's only", late)
+		}
+		if all, _, _ := s.ListChanges(ctx, t0, 50, "not a cursor"); len(all) != 2 {
+			t.Errorf("a cursor that does not decode: %d items, want the listing from the start", len(all))
+		}
+		if err := s.DeleteTracked(ctx, "Beta"); err != nil {
+			t.Fatal(err)
+		}
+		if left, _, _ := s.ListChanges(ctx, t0, 50, ""); len(left) != 1 || left[0].CompanyName != "Acme" {
+			t.Errorf("after untracking Beta = %+v", left)
+		}
+		if _, err := s.SeenPatents(ctx, beta.ID); !errors.Is(err, patent.ErrNotFound) {
+			t.Errorf("SeenPatents of an untracked company = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+// TestAnalysisFacts: a portfolio analysis keeps its portfolio and
+// patents; one without them reads back nil.
+func TestAnalysisFacts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		why := "document not read: more than 500 pages"
+		p := &patent.Portfolio{CPC: []patent.CPCShare{{Code: "H04R", Share: 0.6}}, ByYear: []patent.YearCount{{Year: 2026, Count: 2}},
+			Countries: []patent.CountryCount{{Country: "US", Active: 2, Inactive: 0}}, Granted: 1, Applications: 1}
+		refs := []patent.PatentRef{{PatentID: "US1B2", Title: "T", PublicationDate: "2026-01-02", PDFLink: "https://x.example/1.pdf", Read: true},
+			{PatentID: "US2A1", Error: &why}}
+		rec, err := s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: "r",
+			Portfolio: p, Patents: refs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisSinglePatent, Response: "s"}); err != nil {
+			t.Fatal(err)
+		}
+		var got []patent.AnalysisRecord
+		s.EachAnalysis(ctx, "Acme", func(r patent.AnalysisRecord) error { got = append(got, r); return nil })
+		if len(got) != 2 {
+			t.Fatalf("%d analyses", len(got))
+		}
+		for _, r := range got {
+			switch r.ID {
+			case rec.ID:
+				if !reflect.DeepEqual(r.Portfolio, p) || !reflect.DeepEqual(r.Patents, refs) {
+					t.Errorf("stored facts = %+v / %+v", r.Portfolio, r.Patents)
+				}
+			default:
+				if r.Portfolio != nil || r.Patents != nil {
+					t.Errorf("a single-patent analysis has facts: %+v", r)
+				}
+			}
 		}
 	})
 }

@@ -24,6 +24,8 @@ type trackedCompanyRow struct {
 	ConsecutiveFailures int
 	// UnitID: the unit of its current due time (migration 0009).
 	UnitID *int64
+	// SeenSince: migration 0011.
+	SeenSince *time.Time
 }
 
 func (trackedCompanyRow) TableName() string { return "tracked_companies" }
@@ -181,43 +183,115 @@ func (s *Store) QueueDue(ctx context.Context, limit int) (seen, queued int, err 
 // RecordRun stores the outcome of a scheduled run whose search answered,
 // in one transaction: on the tracked company the new patent count and
 // time of analysis, the consecutive failed runs ending with this one (0
-// when it succeeded) and the next run; the run's row in the company's
-// history (tracking_runs: at, count, success when failures is 0); and,
-// when alert is not nil, the alert the run raised, stamped now, with the
-// webhook deliveries compose returns for it (compose may be nil). The
-// history row says alert only when the alert is committed with it, and an
+// when it succeeded) and the next run; the publication numbers the run saw
+// (tracked_patents, for the next runs' diff) and, on its first such run,
+// since when they are kept; the run's row in the company's history
+// (tracking_runs: at, count, success when failures is 0, its new and
+// dropped patents); and the alerts the run raised, stamped now, with the
+// webhook deliveries compose returns for each (compose may be nil). The
+// history row says alert only when an alert is committed with it, and an
 // alert is never committed without its row and deliveries (decisions.md).
 //
 // The run is recorded only while the company is still due at due (the
 // due time its run was queued for): a due time is recorded once, however
 // often its unit runs, and recorded reports whether this call did. A
-// company untracked meanwhile is ignored too: nothing is stored, its alert
+// company untracked meanwhile is ignored too: nothing is stored, its alerts
 // neither (untracking dropped its history, and with it the baseline the
-// alert compares against).
-func (s *Store) RecordRun(ctx context.Context, id int64, due time.Time, count int, at time.Time, failures int, next time.Time,
-	alert *patent.Alert, compose patent.Deliveries[patent.Alert]) (recorded bool, err error) {
-	at, next = utc(at), utc(next)
+// alerts compare against).
+func (s *Store) RecordRun(ctx context.Context, id int64, due time.Time, out patent.RunOutcome, compose patent.Deliveries[patent.Alert]) (recorded bool, err error) {
+	at, next := utc(out.At), utc(out.Next)
 	err = s.inTx(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&trackedCompanyRow{}).Where("id = ? AND next_run_at = ?", id, utc(due)).
-			Updates(map[string]any{"last_patent_count": count, "last_analysis_at": at, "consecutive_failures": failures, "next_run_at": next})
+			Updates(map[string]any{"last_patent_count": out.Count, "last_analysis_at": at, "consecutive_failures": out.Failures, "next_run_at": next})
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
 		recorded = true
-		run := trackingRunRow{TrackedCompanyID: id, RunAt: at, PatentCount: &count, Success: failures == 0, Alert: alert != nil}
+		if err := keepSeen(tx, id, at, out.Seen); err != nil {
+			return err
+		}
+		count := out.Count
+		run := trackingRunRow{TrackedCompanyID: id, RunAt: at, PatentCount: &count, Success: out.Failures == 0, Alert: len(out.Alerts) > 0,
+			NewPatents: publicationsColumn(out.Changes.New), DroppedPatents: idsColumn(out.Changes.Dropped), Changed: !out.Changes.Empty()}
 		if err := tx.Create(&run).Error; err != nil {
 			return err
 		}
-		if alert == nil {
-			return nil
+		for _, a := range out.Alerts {
+			if _, err := s.createAlert(tx, a, compose); err != nil {
+				return err
+			}
 		}
-		_, err := s.createAlert(tx, *alert, compose)
-		return err
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("record run of tracked company %d: %w", id, err)
 	}
 	return recorded, nil
+}
+
+// keepSeen records in tx the publication numbers a run of tracked company
+// id saw at at: each is in the last run, and those not seen before are
+// added; the company's seen_since is set on its first such run.
+func keepSeen(tx *gorm.DB, id int64, at time.Time, seen []string) error {
+	if err := tx.Model(&trackedCompanyRow{}).Where("id = ? AND seen_since IS NULL", id).Update("seen_since", at).Error; err != nil {
+		return err
+	}
+	if err := tx.Model(&trackedPatentRow{}).Where("tracked_company_id = ? AND in_last_run", id).Update("in_last_run", false).Error; err != nil {
+		return err
+	}
+	rows := make([]trackedPatentRow, 0, len(seen))
+	dup := map[string]bool{}
+	for _, p := range seen {
+		if !dup[p] {
+			dup[p] = true
+			rows = append(rows, trackedPatentRow{TrackedCompanyID: id, PatentID: p, FirstSeenAt: at, InLastRun: true})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return tx.Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "tracked_company_id"}, {Name: "patent_id"}},
+		DoUpdates: clause.Assignments(map[string]any{"in_last_run": true}),
+	}).CreateInBatches(&rows, 200).Error
+}
+
+// trackedPatentRow is a publication number a tracked company's runs saw
+// (migration 0011).
+type trackedPatentRow struct {
+	TrackedCompanyID int64  `gorm:"primaryKey;autoIncrement:false"`
+	PatentID         string `gorm:"primaryKey"`
+	FirstSeenAt      time.Time
+	InLastRun        bool
+}
+
+func (trackedPatentRow) TableName() string { return "tracked_patents" }
+
+// SeenPatents returns what tracked company id's earlier runs saw (every
+// publication number, those of its latest run whose search answered, and
+// since when), or patent.ErrNotFound when it is no longer tracked.
+func (s *Store) SeenPatents(ctx context.Context, id int64) (patent.SeenPatents, error) {
+	db := s.db.WithContext(ctx)
+	var tc trackedCompanyRow
+	if err := db.Take(&tc, "id = ?", id).Error; err != nil {
+		return patent.SeenPatents{}, fmt.Errorf("patents seen by tracked company %d: %w", id, translate(err, patent.ErrNotFound, patent.ErrConflict))
+	}
+	var rows []trackedPatentRow
+	if err := db.Where("tracked_company_id = ?", id).Order("patent_id").Find(&rows).Error; err != nil {
+		return patent.SeenPatents{}, fmt.Errorf("patents seen by tracked company %d: %w", id, err)
+	}
+	out := patent.SeenPatents{All: make(map[string]bool, len(rows)), Last: []string{}}
+	if tc.SeenSince != nil {
+		since := tc.SeenSince.UTC()
+		out.Since = &since
+	}
+	for _, r := range rows {
+		out.All[r.PatentID] = true
+		if r.InLastRun {
+			out.Last = append(out.Last, r.PatentID)
+		}
+	}
+	return out, nil
 }
 
 // RecordFailure stores a scheduled run at at that failed before it had a
@@ -251,13 +325,15 @@ type alertRow struct {
 	OldValue    float64
 	NewValue    float64
 	CreatedAt   time.Time
+	// Patents: a new_patents alert's patents (migration 0011).
+	Patents *string
 }
 
 func (alertRow) TableName() string { return "alerts" }
 
 func (r alertRow) toDomain() patent.Alert {
 	return patent.Alert{ID: r.ID, CompanyName: r.CompanyName, AlertType: r.AlertType, Message: r.Message,
-		OldValue: r.OldValue, NewValue: r.NewValue, CreatedAt: r.CreatedAt.UTC()}
+		OldValue: r.OldValue, NewValue: r.NewValue, CreatedAt: r.CreatedAt.UTC(), Patents: readPublications(r.Patents)}
 }
 
 // CreateAlert stores an alert stamped now, and in the same transaction the
@@ -280,7 +356,7 @@ func (s *Store) CreateAlert(ctx context.Context, a patent.Alert, compose patent.
 // createAlert stores an alert stamped now and its deliveries in tx.
 func (s *Store) createAlert(tx *gorm.DB, a patent.Alert, compose patent.Deliveries[patent.Alert]) (patent.Alert, error) {
 	row := alertRow{CompanyName: a.CompanyName, AlertType: a.AlertType, Message: a.Message,
-		OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: utc(s.now())}
+		OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: utc(s.now()), Patents: publicationsColumn(a.Patents)}
 	if err := tx.Create(&row).Error; err != nil {
 		return patent.Alert{}, err
 	}

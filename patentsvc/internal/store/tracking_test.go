@@ -209,10 +209,11 @@ func TestRecordOncePerDueTime(t *testing.T) {
 		acme, _ := s.CreateTracked(ctx, "Acme")
 		due, at := acme.NextRunAt, time.Now()
 		alert := testAlert
-		if ok, err := s.RecordRun(ctx, acme.ID, due, 5, at, 0, at.Add(time.Hour), nil, nil); !ok || err != nil {
+		if ok, err := s.RecordRun(ctx, acme.ID, due, patent.RunOutcome{Count: 5, At: at, Next: at.Add(time.Hour)}, nil); !ok || err != nil {
 			t.Fatalf("RecordRun = %v, %v; want recorded", ok, err)
 		}
-		if ok, err := s.RecordRun(ctx, acme.ID, due, 9, at, 0, at.Add(time.Hour), &alert, deliveriesOf[patent.Alert]("x", "https://a.example/h")); ok || err != nil {
+		if ok, err := s.RecordRun(ctx, acme.ID, due, patent.RunOutcome{Count: 9, At: at, Next: at.Add(time.Hour), Alerts: []patent.Alert{alert}},
+			deliveriesOf[patent.Alert]("x", "https://a.example/h")); ok || err != nil {
 			t.Fatalf("RecordRun of the same due time again = %v, %v; want not recorded", ok, err)
 		}
 		if ok, err := s.RecordFailure(ctx, acme.ID, due, at, 1, at.Add(time.Hour)); ok || err != nil {

@@ -33,19 +33,40 @@ func JobEvent(j patent.Job) Event {
 	return Event{Type: EventJobCompleted, Timestamp: time.Now().UTC(), Data: data, Summary: summary, Fields: fields}
 }
 
-// AlertEvent is the alert.patent_count_change notification of a stored
-// alert.
+// AlertEvent is the notification of a stored alert:
+// alert.patent_count_change, or alert.new_patents for a new_patents alert
+// (its data carries the patents; Slack lists the first slackMaxLinks,
+// linked to their PDFs).
 func AlertEvent(a patent.Alert) Event {
-	return Event{
+	patents := make([]map[string]any, len(a.Patents))
+	for i, p := range a.Patents {
+		patents[i] = map[string]any{"patent_id": p.PatentID, "title": p.Title, "publication_date": p.PublicationDate, "pdf_link": p.PDFLink}
+	}
+	e := Event{
 		Type:      EventAlert,
 		Timestamp: time.Now().UTC(),
 		Data: map[string]any{
 			"alert_id": a.ID, "company_name": a.CompanyName, "alert_type": a.AlertType, "message": a.Message,
-			"old_value": a.OldValue, "new_value": a.NewValue, "created_at": a.CreatedAt,
+			"old_value": a.OldValue, "new_value": a.NewValue, "created_at": a.CreatedAt, "patents": patents,
 		},
 		Summary: a.Message,
 		Fields: []Field{{Label: "Company", Value: a.CompanyName},
 			{Label: "Previous count", Value: strconv.FormatFloat(a.OldValue, 'f', -1, 64)},
 			{Label: "New count", Value: strconv.FormatFloat(a.NewValue, 'f', -1, 64)}},
 	}
+	if a.AlertType != patent.AlertTypeNewPatents {
+		return e
+	}
+	e.Type = EventNewPatents
+	e.Fields = []Field{{Label: "Company", Value: a.CompanyName},
+		{Label: "New patents", Value: strconv.FormatFloat(a.NewValue, 'f', -1, 64)},
+		{Label: "Previous count", Value: strconv.FormatFloat(a.OldValue, 'f', -1, 64)}}
+	for _, p := range a.Patents[:min(len(a.Patents), slackMaxLinks)] {
+		note := p.Title
+		if p.PublicationDate != "" {
+			note += " (" + p.PublicationDate + ")"
+		}
+		e.Links = append(e.Links, Link{Text: p.PatentID, URL: p.PDFLink, Note: note})
+	}
+	return e
 }

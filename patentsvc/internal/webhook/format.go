@@ -16,6 +16,9 @@ const (
 	slackMaxHeaderText  = 150
 	slackMaxFieldText   = 2000
 	slackMaxFields      = 10 // per section
+	// slackMaxLinks is the most linked lines a message shows (a
+	// new_patents alert's first ten patents; decisions.md).
+	slackMaxLinks = 10
 )
 
 // IsSlack reports whether rawURL is a Slack incoming webhook, which gets
@@ -66,6 +69,7 @@ type slackBlock struct {
 var slackTitles = map[string]string{
 	EventJobCompleted: "Patent analysis job finished",
 	EventAlert:        "Patent count change alert",
+	EventNewPatents:   "New patents alert",
 }
 
 // slackBody is Slack's format: a header, the summary, the fields ten to a
@@ -85,8 +89,8 @@ func slackBody(e Event) ([]byte, error) {
 	if summary != "" {
 		blocks = append(blocks, slackBlock{Type: "section", Text: &slackText{"mrkdwn", fit(summary, slackMaxSectionText, true)}})
 	}
-	// One block is kept for the context line.
-	room := (slackMaxBlocks - len(blocks) - 1) * slackMaxFields
+	// One block is kept for the context line, and one for the links.
+	room := (slackMaxBlocks - len(blocks) - 2) * slackMaxFields
 	shown := e.Fields[:min(len(e.Fields), room)]
 	for len(shown) > 0 {
 		n := min(len(shown), slackMaxFields)
@@ -96,6 +100,9 @@ func slackBody(e Event) ([]byte, error) {
 		}
 		blocks = append(blocks, b)
 		shown = shown[n:]
+	}
+	if lines := linkLines(e.Links); lines != "" {
+		blocks = append(blocks, slackBlock{Type: "section", Text: &slackText{"mrkdwn", lines}})
 	}
 	ctx := fmt.Sprintf("Event %s at %s", e.id, e.Timestamp.UTC().Format(time.RFC3339))
 	if left := len(e.Fields) - room; left > 0 {
@@ -111,6 +118,32 @@ func slackBody(e Event) ([]byte, error) {
 		return nil, fmt.Errorf("encode slack message: %w", err)
 	}
 	return b, nil
+}
+
+// linkLines are links as one mrkdwn text, a line each: "• <URL|Text>
+// Note", within Slack's section limit (each line gets an equal share).
+// Text and Note are escaped; a URL that holds a character Slack's link
+// syntax cannot carry (|, <, >, white space) is left out, the text shown
+// plain.
+func linkLines(links []Link) string {
+	links = links[:min(len(links), slackMaxLinks)]
+	if len(links) == 0 {
+		return ""
+	}
+	share := slackMaxSectionText/len(links) - 1
+	lines := make([]string, len(links))
+	for i, l := range links {
+		text := fit(l.Text, 60, true)
+		if l.URL != "" && !strings.ContainsAny(l.URL, "|<> \t\n") && len(l.URL) < share-80 {
+			text = "<" + l.URL + "|" + text + ">"
+		}
+		line := "• " + text
+		if note := strings.TrimSpace(l.Note); note != "" {
+			line += " " + fit(note, share-width(line)-1, true)
+		}
+		lines[i] = line
+	}
+	return strings.Join(lines, "\n")
 }
 
 // fieldText is a field as "*Label*\nValue". Slack refuses empty texts, so

@@ -20,6 +20,9 @@ import (
 const (
 	EventJobCompleted = "job.completed"
 	EventAlert        = "alert.patent_count_change"
+	// EventNewPatents is the new_patents alert's (decisions.md, "patentsvc:
+	// what changed, and what the portfolio covers").
+	EventNewPatents = "alert.new_patents"
 )
 
 // Delivery defaults (decisions.md, "durable webhooks").
@@ -53,7 +56,8 @@ var DefaultSchedule = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * tim
 
 // Event is one notification, before it is composed into deliveries.
 type Event struct {
-	// Type is the event type, EventJobCompleted or EventAlert; required.
+	// Type is the event type, EventJobCompleted, EventAlert or
+	// EventNewPatents; required.
 	Type string
 	// Timestamp is when the event happened; now when zero. It is sent in
 	// UTC.
@@ -67,12 +71,19 @@ type Event struct {
 	Summary string
 	// Fields are label/value pairs shown in Slack messages.
 	Fields []Field
+	// Links are linked lines shown in Slack messages after the fields, at
+	// most slackMaxLinks (a new_patents alert's patents).
+	Links []Link
 
 	id string // the delivery's webhook-id, set per target by compose
 }
 
 // Field is a label/value pair of a Slack message.
 type Field struct{ Label, Value string }
+
+// Link is a line of a Slack message: Text linked to URL (plain when URL is
+// ""), then Note.
+type Link struct{ Text, URL, Note string }
 
 // Store keeps the deliveries; *store.Store implements it.
 type Store interface {

@@ -156,8 +156,10 @@ func (s *Server) CallCount() int {
 
 // Answer is the default answer's content for a user prompt: Markdown, as
 // models answer, built from the prompt alone and deterministically. It
-// says that it is a stand-in, lists the patents the prompt names (its
-// "=== <id> (published <date>): <title>" lines) and carries a fingerprint
+// says that it is a stand-in, restates the portfolio facts the prompt
+// gives (the "- " lines under "Portfolio facts"), lists the patents the
+// prompt names (its "=== <id> (published <date>): <title>" lines) and
+// carries a fingerprint
 // of the prompt, so different prompts get different answers and the same
 // prompt the same one. make demo serves it as the language model.
 func Answer(prompt string) string {
@@ -167,11 +169,23 @@ func Answer(prompt string) string {
 	b.WriteString("## Stand-in analysis\n")
 	b.WriteString("Written by the demo's stand-in for a language model, not by a model: it restates the prompt " +
 		"(fingerprint " + h + ") and judges nothing.\n")
-	var listed []string
+	var listed, facts []string
+	inFacts := false
 	for _, line := range strings.Split(prompt, "\n") {
 		if rest, ok := strings.CutPrefix(line, "=== "); ok && strings.TrimSpace(rest) != "" {
 			listed = append(listed, "- "+strings.TrimSpace(rest))
 		}
+		switch {
+		case strings.HasPrefix(line, "Portfolio facts"):
+			inFacts = true
+		case inFacts && strings.HasPrefix(line, "- "):
+			facts = append(facts, line)
+		default:
+			inFacts = false
+		}
+	}
+	if len(facts) > 0 {
+		fmt.Fprintf(&b, "\n## Portfolio facts in the prompt\n%s\n", strings.Join(facts, "\n"))
 	}
 	if len(listed) > 0 {
 		fmt.Fprintf(&b, "\n## Patents in the prompt (%d)\n%s\n", len(listed), strings.Join(listed, "\n"))

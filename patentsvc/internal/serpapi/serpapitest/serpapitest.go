@@ -7,6 +7,11 @@
 // answers SerpApi's errors (401 without an API key, 400 without a query)
 // and scripted faults (status codes, garbage, slow answers).
 //
+// The summary's cpc group is built from the CPC subclasses registered
+// with SetCPC, as SerpApi builds it from each result's classification:
+// real organic results carry no classification (SerpApi adds it only with
+// clustered=true), so the fake keeps it beside them, not in them.
+//
 // What it does not do: it does not filter by date (after/before), sort, or
 // page. Registered results are served as given, in the given order, cut to
 // the request's num (10 to 100, default 10).
@@ -19,10 +24,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -119,7 +126,8 @@ type Server struct {
 	script   []Reply
 	latency  time.Duration
 	apiKey   string
-	searches map[string]search // by lower-cased company
+	searches map[string]search   // by lower-cased company
+	cpc      map[string][]string // subclasses by upper-cased publication number
 	seq      int
 }
 
@@ -134,7 +142,7 @@ func New(tb testing.TB) *Server {
 // Start starts a fake SerpApi server outside a test (a benchmark's server
 // process, say); the caller closes it.
 func Start() *Server {
-	s := &Server{searches: map[string]search{}}
+	s := &Server{searches: map[string]search{}, cpc: map[string][]string{}}
 	s.SetResults(CompanyKraft, 1, []map[string]any{RecordedKraft()})
 	s.SetResults(CompanyPhilips, 1, []map[string]any{RecordedPhilips()})
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -181,6 +189,33 @@ func (s *Server) SetResults(company string, total int, results []map[string]any)
 	s.mu.Lock()
 	s.searches[strings.ToLower(strings.TrimSpace(company))] = search{total: total, results: copied}
 	s.mu.Unlock()
+}
+
+// SetCPC registers the CPC subclasses (H04L, A47J) of the result with
+// publicationNumber, for the summary's cpc group of every answer that
+// sends that result: "Total" first, then each subclass with the share of
+// the sent results classified in it (a result counts once in each of its
+// subclasses), largest first, ties by code, and the range of their
+// publication years. Codes are trimmed and upper-cased, empty and repeated
+// ones dropped; no subclasses clear the result's. Publication numbers
+// match case-insensitively. A result without registered subclasses counts
+// in "Total" only.
+func (s *Server) SetCPC(publicationNumber string, subclasses ...string) {
+	var codes []string
+	for _, c := range subclasses {
+		c = strings.ToUpper(strings.TrimSpace(c))
+		if c != "" && !slices.Contains(codes, c) {
+			codes = append(codes, c)
+		}
+	}
+	pn := strings.ToUpper(strings.TrimSpace(publicationNumber))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(codes) == 0 {
+		delete(s.cpc, pn)
+		return
+	}
+	s.cpc[pn] = codes
 }
 
 // Calls returns the requests received so far.
@@ -425,7 +460,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	ans["search_information"] = info
 	ans["organic_results"] = organic
-	ans["summary"] = summary(organic)
+	s.mu.Lock()
+	cpc := maps.Clone(s.cpc)
+	s.mu.Unlock()
+	ans["summary"] = summary(organic, cpc)
 	pagination := map[string]any{"current": 0}
 	if more {
 		next := url.Values{}
@@ -479,9 +517,11 @@ func parameters(query url.Values) map[string]any {
 }
 
 // summary builds the summary object (assignee, inventor and cpc groups,
-// "Total" first) over the results sent.
-func summary(results []any) map[string]any {
-	group := func(field string) []any {
+// "Total" first) over the results sent. A result counts in the assignee
+// and inventor named by its fields and in the CPC subclasses that cpc
+// holds for its publication number.
+func summary(results []any, cpc map[string][]string) map[string]any {
+	group := func(keysOf func(m map[string]any) []string, tiesByKey bool) []any {
 		type bucket struct {
 			key      string
 			n        int
@@ -506,22 +546,22 @@ func summary(results []any) map[string]any {
 				year = d[:4]
 			}
 			add(all, year)
-			if field == "" {
-				continue
+			for _, v := range keysOf(m) {
+				b := byKey[v]
+				if b == nil {
+					b = &bucket{key: v}
+					byKey[v] = b
+					order = append(order, b)
+				}
+				add(b, year)
 			}
-			v, _ := m[field].(string)
-			if v == "" {
-				continue
-			}
-			b := byKey[v]
-			if b == nil {
-				b = &bucket{key: v}
-				byKey[v] = b
-				order = append(order, b)
-			}
-			add(b, year)
 		}
-		sort.SliceStable(order, func(i, j int) bool { return order[i].n > order[j].n })
+		sort.SliceStable(order, func(i, j int) bool {
+			if order[i].n != order[j].n || !tiesByKey {
+				return order[i].n > order[j].n
+			}
+			return order[i].key < order[j].key
+		})
 		out := []any{}
 		for _, b := range append([]*bucket{all}, order...) {
 			pct := math.Round(1000*float64(b.n)/float64(all.n)) / 10
@@ -537,7 +577,23 @@ func summary(results []any) map[string]any {
 		}
 		return out
 	}
-	return map[string]any{"assignee": group("assignee"), "inventor": group("inventor"), "cpc": group("")}
+	field := func(name string) func(m map[string]any) []string {
+		return func(m map[string]any) []string {
+			if v, _ := m[name].(string); v != "" {
+				return []string{v}
+			}
+			return nil
+		}
+	}
+	subclasses := func(m map[string]any) []string {
+		pn, _ := m["publication_number"].(string)
+		return cpc[strings.ToUpper(strings.TrimSpace(pn))]
+	}
+	return map[string]any{
+		"assignee": group(field("assignee"), false),
+		"inventor": group(field("inventor"), false),
+		"cpc":      group(subclasses, true),
+	}
 }
 
 // unwrap removes one layer of enclosing parentheses or double quotes.

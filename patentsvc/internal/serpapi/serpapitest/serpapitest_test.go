@@ -2,6 +2,7 @@ package serpapitest_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -203,5 +204,73 @@ func TestFakeErrors(t *testing.T) {
 	}
 	if n := s.CallCount(); n != 5 {
 		t.Errorf("CallCount() = %d, want 5", n)
+	}
+}
+
+// TestFakeSummaryCPC: summary.cpc is built from the subclasses registered
+// with SetCPC over the results sent, as SerpApi builds it: "Total" first,
+// then each subclass's share of the results (a result counts in each of
+// its subclasses), largest first, ties by code, one decimal, with the
+// range of publication years. The results themselves carry no
+// classification.
+func TestFakeSummaryCPC(t *testing.T) {
+	s := serpapitest.New(t)
+	results := []map[string]any{
+		serpapitest.Organic("US10000001B2", "A", "2025-03-04", ""),
+		serpapitest.Organic("US10000002B2", "B", "2023-05-06", ""),
+		serpapitest.Organic("US20240000003A1", "C", "2024-07-08", ""),
+		serpapitest.Organic("EP4000004A1", "D", "2022-09-10", ""),
+		serpapitest.Organic("US10000005B2", "E", "2021-01-02", ""),
+		serpapitest.Organic("US10000006B2", "F", "2020-01-02", ""),
+	}
+	s.SetResults("Acme", len(results), results)
+	s.SetCPC("US10000001B2", "H04L", "G06F")
+	s.SetCPC("us10000002b2", " h04l ", "H04L", "") // case, spaces, a repeat and an empty code
+	s.SetCPC("US20240000003A1", "Y02E")
+	s.SetCPC("US10000005B2", "A47J")
+	s.SetCPC("US10000005B2")         // cleared
+	s.SetCPC("US99999999B2", "B60L") // not sent: counts nowhere
+
+	_, ans := get(t, s, search("Acme"))
+	type entry struct {
+		Key        string
+		Percentage float64
+		Range      string
+	}
+	var got []entry
+	for _, e := range ans["summary"].(map[string]any)["cpc"].([]any) {
+		m := e.(map[string]any)
+		freq := m["frequency"].([]any)[0].(map[string]any)
+		got = append(got, entry{m["key"].(string), m["percentage"].(float64), freq["year_range"].(string)})
+	}
+	want := []entry{
+		{"Total", 100, "2020-2025"},
+		{"H04L", 33.3, "2023-2025"},
+		{"G06F", 16.7, "2025-2025"},
+		{"Y02E", 16.7, "2024-2024"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("summary.cpc = %+v, want %+v", got, want)
+	}
+	for _, r := range ans["organic_results"].([]any) {
+		for k := range r.(map[string]any) {
+			if strings.Contains(strings.ToLower(k), "cpc") || strings.Contains(k, "classification") {
+				t.Errorf("organic result carries %q; real results have no classification", k)
+			}
+		}
+	}
+
+	// Only the results sent count: with num=10, the 11th is not sent.
+	var many []map[string]any
+	for i := range 11 {
+		many = append(many, serpapitest.Organic(fmt.Sprintf("US1100000%dB2", i+10), "T", "2025-01-01", ""))
+	}
+	s.SetResults("Many", len(many), many)
+	s.SetCPC(many[10]["publication_number"].(string), "H04W")
+	q := search("Many")
+	q.Set("num", "10")
+	_, ans = get(t, s, q)
+	if cpc := ans["summary"].(map[string]any)["cpc"].([]any); len(cpc) != 1 || cpc[0].(map[string]any)["key"] != "Total" {
+		t.Errorf("summary.cpc = %v, want Total only (the classified result is not sent)", cpc)
 	}
 }
