@@ -3,6 +3,7 @@ package analysis_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -257,5 +258,47 @@ func TestAnalyzePatent(t *testing.T) {
 	var no *patent.NotOCRedError
 	if !errors.Is(err, patent.ErrPDFUnreadable) || !errors.As(err, &no) || no.Reason != analysistest.NoOCR {
 		t.Errorf("scanned PDF: %v, want ErrUnreadable with why OCR did not read it", err)
+	}
+}
+
+// TestPortfolioFacts: the search answer's portfolio (its summary.cpc, the
+// results' years, countries and grants) is in the result, stored with the
+// analysis with the patents analysed, given to the model as plain facts,
+// and comes back from the search cache with a cached analysis.
+func TestPortfolioFacts(t *testing.T) {
+	w := newWorld(t)
+	pns := w.Company("Acme Corp", 3)
+	w.Serp.SetCPC(pns[0], "H04R", "G10L")
+	w.Serp.SetCPC(pns[1], "H04R")
+	w.Serp.SetCPC(pns[2], "H04R", "A61B")
+	an := w.Analyzer(nil)
+	res := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
+	if !res.Success || res.Portfolio == nil {
+		t.Fatalf("AnalyzeCompany = %+v", res)
+	}
+	p := res.Portfolio
+	if len(p.CPC) != 3 || p.CPC[0] != (patent.CPCShare{Code: "H04R", Share: 1}) || p.CPC[1].Code != "A61B" || p.CPC[1].Share != 0.333 ||
+		p.Granted != 3 || p.Applications != 0 || len(p.ByYear) == 0 || len(p.Countries) != 1 || p.Countries[0].Country != "US" {
+		t.Errorf("portfolio = %+v", p)
+	}
+	if len(res.Publications) != 3 || res.Publications[0].PatentID != pns[0] {
+		t.Errorf("publications = %+v", res.Publications)
+	}
+	call := w.LLM.Calls()[0]
+	prompt := call.Request.Messages[len(call.Request.Messages)-1].Content
+	for _, fact := range []string{"Portfolio facts, counted by the patent search over all 3 recent publications",
+		"- CPC subclasses by share of results: H04R 100.0%, A61B 33.3%, G10L 33.3%", "- Granted: 3; applications: 0",
+		"- Status by country (active / not active): US 3 / 0"} {
+		if !strings.Contains(prompt, fact) {
+			t.Errorf("prompt lacks %q:\n%.3000s", fact, prompt)
+		}
+	}
+	recs := analysistest.Analyses(t, w.Store)
+	if len(recs) != 1 || !reflect.DeepEqual(recs[0].Portfolio, p) || len(recs[0].Patents) != 3 || recs[0].Patents[0].PatentID != pns[0] || !recs[0].Patents[0].Read {
+		t.Errorf("stored analysis facts = %+v / %+v", recs[0].Portfolio, recs[0].Patents)
+	}
+	again := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})
+	if !again.Cached || !reflect.DeepEqual(again.Portfolio, p) || w.Serp.CallCount() != 1 {
+		t.Errorf("cached repeat: cached %v, portfolio %+v, %d searches", again.Cached, again.Portfolio, w.Serp.CallCount())
 	}
 }

@@ -1,5 +1,6 @@
 // Package schedule re-analyses tracked companies periodically and raises
-// alerts when their patent counts change much.
+// alerts when their patent counts change much, or when they have patents
+// no earlier run saw.
 //
 // # Caveats
 //
@@ -33,6 +34,15 @@
 //     after the search records the count and applies the alert rule as a
 //     successful one does. A company without a recent patent to analyse is
 //     a success (patent count 0), not a failure.
+//   - A run whose search answered keeps the publication numbers it
+//     returned (the store's tracked_patents) and compares them with the
+//     company's earlier runs (patent.DiffPublications): patents none of
+//     them saw are new, those of the latest earlier run no longer returned
+//     are dropped; both go into the run's history row (and GET
+//     /admin/changes). New patents raise a new_patents alert when
+//     NewPatentAlerts is set. The run that starts keeping them (a company's
+//     first, or its first since migration 0011) is the baseline: nothing
+//     is new on it.
 //   - Every run that reports back, failed or not, adds a row to the
 //     company's history (tracking_runs: time, count or none, success,
 //     alert) in the one transaction that records it, its alert and the

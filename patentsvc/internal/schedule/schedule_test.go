@@ -28,10 +28,12 @@ type fakeAnalyzer struct {
 	fail   map[string]bool
 	calls  map[string]int
 	fresh  bool
+	// pubs are the publication numbers each company's search returns.
+	pubs map[string][]string
 }
 
 func newFake() *fakeAnalyzer {
-	return &fakeAnalyzer{counts: map[string]int{}, fail: map[string]bool{}, calls: map[string]int{}, fresh: true}
+	return &fakeAnalyzer{counts: map[string]int{}, fail: map[string]bool{}, calls: map[string]int{}, fresh: true, pubs: map[string][]string{}}
 }
 
 func (f *fakeAnalyzer) AnalyzeCompany(_ context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis {
@@ -43,7 +45,11 @@ func (f *fakeAnalyzer) AnalyzeCompany(_ context.Context, name patent.CompanyName
 		msg := "patent search failed: down"
 		return patent.CompanyAnalysis{CompanyName: name.String(), Error: &msg}
 	}
-	return patent.CompanyAnalysis{CompanyName: name.String(), Searched: true, Success: true, TotalResults: f.counts[name.String()]}
+	res := patent.CompanyAnalysis{CompanyName: name.String(), Searched: true, Success: true, TotalResults: f.counts[name.String()]}
+	for _, id := range f.pubs[name.String()] {
+		res.Publications = append(res.Publications, patent.Publication{PatentID: id, Title: "Title of " + id})
+	}
+	return res
 }
 
 func (f *fakeAnalyzer) set(name string, n int) { f.mu.Lock(); f.counts[name] = n; f.mu.Unlock() }

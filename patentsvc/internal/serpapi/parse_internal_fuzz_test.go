@@ -2,6 +2,7 @@ package serpapi
 
 import (
 	"errors"
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -64,6 +65,7 @@ func FuzzParseAnswer(f *testing.F) {
 		"{\"organic_results\":[{\"publication_number\":\"US1B2\",\"title\":\"\xff\xfe\",\"pdf\":\"https://h/a.pdf\"}]}",
 		`{"organic_results":[{"publication_number":"US1B2","title":"a\u0000b","snippet":"\u0000","assignee":"\ud800","pdf":"https://h/a.pdf"}]}`,
 		`{"organic_results":[{"publication_number":"US1B2\n","pdf":" https://h/a.pdf "}]}`,
+		`{"organic_results":[{"publication_number":"US1B2","grant_date":"2020-01-01","publication_date":"2020-01-01","country_status":{"US":"ACTIVE","EP":"NOT_ACTIVE","":"ACTIVE"}},{"publication_number":"EP2A1"}],"summary":{"cpc":[{"key":"Total","percentage":100},{"key":"H04L","percentage":66.7},{"key":"G06F","percentage":"x"},{"key":"A47J","percentage":1e309}]}}`,
 	} {
 		f.Add([]byte(s), int8(0))
 		f.Add([]byte(s), int8(1))
@@ -111,7 +113,42 @@ func FuzzParseAnswer(f *testing.F) {
 				}
 			}
 		}
+		checkFacts(t, body, res)
 	})
+}
+
+// checkFacts holds a parsed answer's publications and portfolio to their
+// rules: every publication's id is valid and unique, each patent is one
+// of them, and the portfolio counts exactly the publications, with at
+// most 10 CPC shares in 0..1 and at most 50 countries.
+func checkFacts(t *testing.T, body []byte, res patent.SearchResult) {
+	pubs := map[string]bool{}
+	for _, p := range res.Publications {
+		if _, err := patent.ParsePatentID(p.PatentID); err != nil || pubs[p.PatentID] {
+			t.Errorf("parseAnswer(%q): publication %q invalid or repeated", body, p.PatentID)
+		}
+		pubs[p.PatentID] = true
+	}
+	for _, p := range res.Patents {
+		if !pubs[p.PatentID] {
+			t.Errorf("parseAnswer(%q): patent %s is not among the publications", body, p.PatentID)
+		}
+	}
+	pf := res.Portfolio
+	if pf == nil {
+		if len(res.Publications) > 0 {
+			t.Errorf("parseAnswer(%q): %d publications and no portfolio", body, len(res.Publications))
+		}
+		return
+	}
+	if pf.Total() != len(res.Publications) || len(pf.CPC) > patent.MaxPortfolioCPC || len(pf.Countries) > patent.MaxPortfolioCountries {
+		t.Errorf("parseAnswer(%q): portfolio %+v for %d publications", body, pf, len(res.Publications))
+	}
+	for _, c := range pf.CPC {
+		if c.Share < 0 || c.Share > 1 || c.Code == "" {
+			t.Errorf("parseAnswer(%q): CPC share %+v", body, c)
+		}
+	}
 }
 
 func TestParseRecordedFixture(t *testing.T) {
