@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
@@ -110,11 +111,11 @@ func readResults(res *patent.SearchResult, organic []json.RawMessage, limit int,
 		}
 		seen[id] = true
 		pdf := str(r["pdf"])
-		if !pdfLink(pdf) {
+		if !pdfLink(pdf) || len(pdf) > maxLinkBytes {
 			pdf = ""
 		}
-		date := str(r["publication_date"])
-		title := str(r["title"])
+		date := clipText(str(r["publication_date"]), maxDateBytes)
+		title := clipText(str(r["title"]), maxTitleBytes)
 		res.Publications = append(res.Publications, patent.Publication{PatentID: id, Title: title, PublicationDate: date, PDFLink: pdf})
 		facts.Results = append(facts.Results, patent.PortfolioResult{PublicationDate: date, Granted: str(r["grant_date"]) != "",
 			CountryStatus: countryStatus(r["country_status"])})
@@ -131,6 +132,25 @@ func readResults(res *patent.SearchResult, organic []json.RawMessage, limit int,
 		})
 	}
 	return patent.BuildPortfolio(facts)
+}
+
+// Bounds on what one result brings into alerts, histories and the
+// changes digest (real titles are a few hundred bytes, links about 90).
+const (
+	maxTitleBytes = 1000
+	maxLinkBytes  = 2048
+	maxDateBytes  = 32
+)
+
+// clipText cuts s to at most n bytes, at a character boundary.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strings.TrimSpace(s[:n])
 }
 
 // maxCPCEntries bounds the classification summary entries read: SerpApi

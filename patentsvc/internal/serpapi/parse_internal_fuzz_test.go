@@ -124,6 +124,9 @@ func FuzzParseAnswer(f *testing.F) {
 func checkFacts(t *testing.T, body []byte, res patent.SearchResult) {
 	pubs := map[string]bool{}
 	for _, p := range res.Publications {
+		if len(p.Title) > maxTitleBytes || len(p.PDFLink) > maxLinkBytes || len(p.PublicationDate) > maxDateBytes || !utf8.ValidString(p.Title) {
+			t.Errorf("parseAnswer(%q): publication %+v past its bounds", body, p)
+		}
 		if _, err := patent.ParsePatentID(p.PatentID); err != nil || pubs[p.PatentID] {
 			t.Errorf("parseAnswer(%q): publication %q invalid or repeated", body, p.PatentID)
 		}

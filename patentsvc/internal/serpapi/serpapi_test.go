@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/serpapi"
@@ -1253,5 +1254,23 @@ func TestPublications(t *testing.T) {
 	}
 	if got.Portfolio == nil || got.Portfolio.Granted != 1 || got.Portfolio.Applications != 2 {
 		t.Errorf("Portfolio = %+v, want 1 granted (B2) and 2 applications", got.Portfolio)
+	}
+}
+
+// TestResultBounds: a hostile result's title is cut to 1000 bytes (at a
+// character boundary) and a link past 2048 bytes is no link, so one
+// answer cannot make an alert, a history row or the digest huge.
+func TestResultBounds(t *testing.T) {
+	t.Parallel()
+	long := serpapitest.Organic("US11000001B2", strings.Repeat("é", 1<<20), "2025-03-04", "https://h.example/"+strings.Repeat("a", 5000)+".pdf")
+	fake := serpapitest.New(t)
+	fake.SetResults("Acme", 1, []map[string]any{long})
+	got, err := newClient(fake.BaseURL(), 5*time.Second, 0).Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := got.Publications[0]
+	if len(p.Title) > 1000 || len(p.Title) < 990 || !utf8.ValidString(p.Title) || p.PDFLink != "" || len(got.Patents) != 0 {
+		t.Errorf("publication title %d bytes, link %d bytes, %d patents; want the title cut to 1000, no link, no patent", len(p.Title), len(p.PDFLink), len(got.Patents))
 	}
 }
