@@ -250,6 +250,7 @@ func (e UserRole) Valid() bool {
 
 // Defines values for WebhookDeliveryEvent.
 const (
+	WebhookDeliveryEventAlertNewPatents        WebhookDeliveryEvent = "alert.new_patents"
 	WebhookDeliveryEventAlertPatentCountChange WebhookDeliveryEvent = "alert.patent_count_change"
 	WebhookDeliveryEventJobCompleted           WebhookDeliveryEvent = "job.completed"
 )
@@ -257,6 +258,8 @@ const (
 // Valid indicates whether the value is a known member of the WebhookDeliveryEvent enum.
 func (e WebhookDeliveryEvent) Valid() bool {
 	switch e {
+	case WebhookDeliveryEventAlertNewPatents:
+		return true
 	case WebhookDeliveryEventAlertPatentCountChange:
 		return true
 	case WebhookDeliveryEventJobCompleted:
@@ -338,18 +341,29 @@ func (e Readyz200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
-// Alert defines model for Alert.
+// Alert An alert of a tracked company's scheduled run: a large change of its
+// patent count (`patent_count_change`) or the new patents it found
+// (`new_patents`). See `GET /admin/alerts`.
 type Alert struct {
-	// AlertType Examples: patent_count_change
+	// AlertType `patent_count_change` or `new_patents` (off with `NEW_PATENT_ALERTS=false`).
+	//
+	// Examples: patent_count_change, new_patents
 	AlertType   string    `json:"alert_type"`
 	CompanyName string    `json:"company_name"`
 	CreatedAt   time.Time `json:"created_at"`
 	Id          int64     `json:"id"`
 
-	// Message Examples: Patent count for Acme increased by 40.0% (from 10 to 14)
-	Message  string  `json:"message"`
+	// Message Examples: Patent count for Acme increased by 40.0% (from 10 to 14), 3 new patents for Oticon: US11363389B2, US11140496B2, US10887712B2
+	Message string `json:"message"`
+
+	// NewValue `patent_count_change`: the patent count at this run; `new_patents`: the number of new patents (`patents` lists at most 50 of them).
 	NewValue float32 `json:"new_value"`
+
+	// OldValue The company's patent count at its previous run.
 	OldValue float32 `json:"old_value"`
+
+	// Patents `new_patents`: the new patents, in the search's order (the first 50); always present, empty for `patent_count_change`.
+	Patents []NewPatent `json:"patents"`
 }
 
 // AnalysisRecord defines model for AnalysisRecord.
@@ -406,6 +420,19 @@ type BatchSummary struct {
 	TotalPatents int `json:"total_patents"`
 }
 
+// CPCShare A CPC subclass and its share of the results.
+type CPCShare struct {
+	// Code The subclass, upper case.
+	//
+	// Examples: H04R
+	Code string `json:"code"`
+
+	// Share The share of the results, 0 to 1 (the search's percentage / 100).
+	//
+	// Examples: 0.6
+	Share float32 `json:"share"`
+}
+
 // CompanyAnalysisResponse defines model for CompanyAnalysisResponse.
 type CompanyAnalysisResponse struct {
 	// Analysis The analysis text; null when `success` is false.
@@ -424,8 +451,13 @@ type CompanyAnalysisResponse struct {
 	// PatentCount The number of patents analysed.
 	PatentCount int         `json:"patent_count"`
 	Patents     []PatentRef `json:"patents"`
-	Success     bool        `json:"success"`
-	Timestamp   time.Time   `json:"timestamp"`
+
+	// Portfolio What the search answer says of the company's recent patents,
+	// built from it without a model call; null when the search gave
+	// nothing to build it from, or failed. Always present.
+	Portfolio *Portfolio `json:"portfolio"`
+	Success   bool       `json:"success"`
+	Timestamp time.Time  `json:"timestamp"`
 }
 
 // CompanyName 2 to 100 characters: an ASCII letter or digit, then ASCII letters,
@@ -434,6 +466,17 @@ type CompanyAnalysisResponse struct {
 //
 // Examples: Acme Corp, AT&T
 type CompanyName = string
+
+// CountryCount A country's results, by their status there.
+type CountryCount struct {
+	Active int `json:"active"`
+
+	// Country The country (or office) code, upper case.
+	//
+	// Examples: US, EP, CN
+	Country  string `json:"country"`
+	Inactive int    `json:"inactive"`
+}
 
 // Error The error body of every status but 422.
 type Error struct {
@@ -550,6 +593,23 @@ type ModelsResponse struct {
 // Examples: 2026-11
 type Month = string
 
+// NewPatent A patent a scheduled run found new, as the search returned it.
+type NewPatent struct {
+	// PatentId A publication number with its kind code.
+	//
+	// Examples: US11734097B1
+	PatentId PatentId `json:"patent_id"`
+
+	// PdfLink The PDF's link; empty when the search gave no usable one.
+	PdfLink string `json:"pdf_link"`
+
+	// PublicationDate As the search returns it (usually `YYYY-MM-DD`; may be empty).
+	PublicationDate string `json:"publication_date"`
+
+	// Title As the search returns it (may be empty).
+	Title string `json:"title"`
+}
+
 // OpenAPIDocument An OpenAPI 3.1 document, this one; only its frame is described here.
 type OpenAPIDocument struct {
 	Info                 map[string]interface{} `json:"info"`
@@ -574,6 +634,14 @@ type PaginatedJobsResponse struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
+// PaginatedPatentChanges Examples: {"items":[{"company_name":"Oticon","dropped_patents":["US10542355B2"],"new_patents":[{"patent_id":"US11363389B2","pdf_link":"https://patentimages.storage.googleapis.com/2c/5e/0b/8f4d8a2b1c7e3f/US11363389.pdf","publication_date":"2026-11-18","title":"Hearing device comprising a feedback reduction system"}],"run_at":"2026-11-25T06:00:00Z"},{"company_name":"Acme Corp","dropped_patents":["US11734097B1"],"new_patents":[],"run_at":"2026-11-24T18:00:00Z"}],"next_cursor":null}
+type PaginatedPatentChanges struct {
+	Items []PatentChangeRun `json:"items"`
+
+	// NextCursor The `cursor` of the next page; null on the last page.
+	NextCursor *string `json:"next_cursor"`
+}
+
 // PaginatedWebhookDeliveries defines model for PaginatedWebhookDeliveries.
 type PaginatedWebhookDeliveries struct {
 	Items []WebhookDelivery `json:"items"`
@@ -591,6 +659,19 @@ type PatentAnalysisResponse struct {
 	//
 	// Examples: US11734097B1
 	PatentId PatentId `json:"patent_id"`
+}
+
+// PatentChangeRun A scheduled run that found new or dropped patents.
+type PatentChangeRun struct {
+	// CompanyName As first written.
+	CompanyName string `json:"company_name"`
+
+	// DroppedPatents The ids of the patents of the latest earlier run that this run's search no longer returned, sorted.
+	DroppedPatents []PatentId `json:"dropped_patents"`
+
+	// NewPatents The patents no earlier run of the company's tracking had seen, in the search's order.
+	NewPatents []NewPatent `json:"new_patents"`
+	RunAt      time.Time   `json:"run_at"`
 }
 
 // PatentId A publication number with its kind code.
@@ -631,6 +712,35 @@ type PatentRef struct {
 	// says why.
 	Read  bool   `json:"read"`
 	Title string `json:"title"`
+}
+
+// Portfolio A company's portfolio facts, from the search answer alone (no model
+// call): the classification mix, the publication years, the status
+// per country and granted against applications. They count every
+// result of the answer's first page, with or without a PDF, not only
+// the patents analysed. They are stored with the analysis and cached
+// with it (a cached answer carries them), given to the model's prompt
+// as facts its prose may cite, and shown in the PDF report.
+//
+// Examples: {"applications":5,"by_year":[{"count":3,"year":2022},{"count":4,"year":2023},{"count":5,"year":2024}],"countries":[{"active":6,"country":"US","inactive":1},{"active":3,"country":"EP","inactive":1},{"active":2,"country":"CN","inactive":0}],"cpc":[{"code":"H04R","share":0.6},{"code":"G10L","share":0.3},{"code":"A61B","share":0.1}],"granted":7}
+type Portfolio struct {
+	// Applications The other results.
+	Applications int `json:"applications"`
+
+	// ByYear The results per publication year, oldest first (a result without a publication date counts in no year).
+	ByYear []YearCount `json:"by_year"`
+
+	// Countries Per country code, the results whose status there is active or
+	// not (an unknown status counts in neither), from each result's
+	// per-country status; most results first (ties by code).
+	Countries []CountryCount `json:"countries"`
+
+	// Cpc The search answer's CPC summary: at most 10 subclasses, largest
+	// share first (ties by code), each with its share of the results.
+	Cpc []CPCShare `json:"cpc"`
+
+	// Granted Results that are grants (they carry a grant date).
+	Granted int `json:"granted"`
 }
 
 // RateLimitsResponse defines model for RateLimitsResponse.
@@ -748,6 +858,16 @@ type TrackingPoint struct {
 	// Alert Whether the run raised an alert.
 	Alert bool `json:"alert"`
 
+	// DroppedPatents The ids of the patents of the latest earlier run that this run's
+	// search no longer returned, sorted; empty for a failed run and for
+	// the first run. Not a legal status (see `GET /admin/changes`).
+	DroppedPatents []PatentId `json:"dropped_patents"`
+
+	// NewPatents The ids of the patents the run found that no earlier run of the
+	// company's tracking had seen, in the search's order; empty for a
+	// failed run and for the first run (the baseline).
+	NewPatents []PatentId `json:"new_patents"`
+
 	// PatentCount The search's recent-patent count; null when the search failed.
 	PatentCount *int      `json:"patent_count"`
 	RunAt       time.Time `json:"run_at"`
@@ -800,9 +920,11 @@ type ValidationError struct {
 // WebhookDelivery defines model for WebhookDelivery.
 type WebhookDelivery struct {
 	// Attempts Attempts made (since the last retry by an admin).
-	Attempts  int                  `json:"attempts"`
-	CreatedAt time.Time            `json:"created_at"`
-	Event     WebhookDeliveryEvent `json:"event"`
+	Attempts  int       `json:"attempts"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// Event `alert.patent_count_change` and `alert.new_patents` for an alert of that type (see `GET /admin/alerts`), `job.completed` when a batch job ends.
+	Event WebhookDeliveryEvent `json:"event"`
 
 	// Id The delivery's `webhook-id`, the same on every attempt.
 	//
@@ -825,11 +947,19 @@ type WebhookDelivery struct {
 	UrlHost string `json:"url_host"`
 }
 
-// WebhookDeliveryEvent defines model for WebhookDelivery.Event.
+// WebhookDeliveryEvent `alert.patent_count_change` and `alert.new_patents` for an alert of that type (see `GET /admin/alerts`), `job.completed` when a batch job ends.
 type WebhookDeliveryEvent string
 
 // WebhookDeliveryStatus defines model for WebhookDelivery.Status.
 type WebhookDeliveryStatus string
+
+// YearCount The number of results published in a year.
+type YearCount struct {
+	Count int `json:"count"`
+
+	// Year Examples: 2024
+	Year int `json:"year"`
+}
 
 // CompanyNamePath 2 to 100 characters: an ASCII letter or digit, then ASCII letters,
 // digits, space, hyphen, ampersand or period. Validated as written (no
@@ -901,6 +1031,26 @@ type UserNotFound = Error
 type ListAlertsParams struct {
 	// Limit Page size.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
+	// logs when it is 1 to 128 characters of `[A-Za-z0-9._-]`; any other
+	// value is replaced by a new UUID.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// ListPatentChangesParams defines parameters for ListPatentChanges.
+type ListPatentChangesParams struct {
+	// Since An RFC 3339 date-time (`2026-11-18T00:00:00Z`; percent-encode a
+	// `+` offset as `%2B`); 7 days before now when absent. Anything
+	// else is 422.
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Limit Page size.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page (opaque). A malformed cursor is
+	// ignored: the list starts from the beginning.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
 	// logs when it is 1 to 128 characters of `[A-Za-z0-9._-]`; any other
@@ -1503,10 +1653,52 @@ type ClientInterface interface {
 
 	// ListAlerts Alerts, newest first
 	//
-	// The newest `limit` alerts raised by the tracked companies' scheduled runs.
+	// The newest `limit` alerts raised by the tracked companies' scheduled
+	// runs, of two types. `patent_count_change`: the search's
+	// recent-patent count changed by at least `CHANGE_THRESHOLD_PERCENT`
+	// since the run before. `new_patents`: the run found patents never
+	// seen in the company's earlier runs (the first run excepted, its
+	// baseline); `new_value` is how many, `old_value` the company's patent
+	// count at its previous run, and `patents` lists them (at most 50).
+	// `NEW_PATENT_ALERTS=false` turns the `new_patents` type off; history
+	// points and `GET /admin/changes` still record new and dropped
+	// patents.
+	//
+	// Each alert is also sent to every `WEBHOOK_URLS` URL, stored in the
+	// run's transaction: the event `alert.patent_count_change` or
+	// `alert.new_patents`. Generic JSON receivers get `{"event", "id",
+	// "timestamp", "data": {alert_id, company_name, alert_type, message,
+	// old_value, new_value, created_at, patents}}`; Slack gets a message
+	// (for `alert.new_patents`, listing the first 10 new patents with
+	// their links).
 	//
 	// Corresponds with GET /admin/alerts (the `ListAlerts` operationId).
 	ListAlerts(ctx context.Context, params *ListAlertsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPatentChanges New and dropped patents of the tracked companies, newest first
+	//
+	// A digest for those who track many companies: every scheduled run
+	// at or after `since` that found new or dropped patents, of the
+	// companies tracked now, ordered by `run_at` and then the run's id,
+	// both descending, keyset-paged: a page starts strictly after its
+	// cursor. Runs that changed nothing, failed runs and first runs (a
+	// company's baseline) are not listed. A page is bounded by bytes as
+	// well as by `limit` (4 MiB of stored changes, at least one run), so
+	// it may hold fewer than `limit` items while `next_cursor` is not
+	// null: follow `next_cursor` until it is null to get every run
+	// exactly once.
+	//
+	// A run compares the publication numbers of the search's first page
+	// (up to 100 results, newest first) with every earlier run of the
+	// company's current tracking. New: never seen in an earlier run.
+	// Dropped: in the latest earlier run, not in this one: the search no
+	// longer returns it (withdrawn, reassigned, or aged out of the
+	// lookback window or off the first page), which is not a legal
+	// status. Untracking a company forgets what its runs saw. The changes
+	// are recorded whatever `NEW_PATENT_ALERTS` says.
+	//
+	// Corresponds with GET /admin/changes (the `ListPatentChanges` operationId).
+	ListPatentChanges(ctx context.Context, params *ListPatentChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetRateLimits Rate-limit counters
 	//
@@ -1565,7 +1757,10 @@ type ClientInterface interface {
 	// The company's scheduled runs of the last `days` days, oldest first:
 	// one point per run that reported back, with the search's
 	// recent-patent count (null when the search failed), whether the run
-	// succeeded, and whether it raised an alert. The match is
+	// succeeded, whether it raised an alert, and the ids of the patents it
+	// found new and no longer found (`new_patents`, `dropped_patents`;
+	// both empty for a failed run and for the company's first run, its
+	// baseline). The match is
 	// case-insensitive; `company_name` in the answer is the name as first
 	// written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 	// a longer window answers what is kept; a company untracked and
@@ -1723,11 +1918,15 @@ type ClientInterface interface {
 	// AnalyzeCompany Analyse a company's recent patent portfolio
 	//
 	// Searches the company's recent patents that have a PDF, reads them and
-	// asks the model for a portfolio analysis. Failures are in-band: a
+	// asks the model for a portfolio analysis. The answer's `portfolio`
+	// holds the facts the search answer gives without a model call (CPC
+	// shares, publication years, countries, granted against
+	// applications); the model is given them too. Failures are in-band: a
 	// search or model failure answers 200 with `success: false` and
 	// `error`; a company without a recent patent with a PDF answers 200 with
 	// `success: false`, `patent_count: 0` and
-	// `error: "no recent patents with a PDF found"`. `/analyze/batch` is the
+	// `error: "no recent patents with a PDF found"` (with its `portfolio`
+	// when the search returned results without a PDF). `/analyze/batch` is the
 	// listing, so a company literally named `batch` cannot be analysed here.
 	//
 	// Corresponds with GET /analyze/{company_name} (the `AnalyzeCompany` operationId).
@@ -1851,11 +2050,16 @@ type ClientInterface interface {
 
 	// ExportPDF PDF report of a company's stored analyses
 	//
-	// A4 report: title `Patent Analysis Report: <company>`, generation time,
-	// a summary table (Total Analyses, Analysis Types, Models Used) and one
-	// section per analysis (type, model, time, text). The text is rendered
-	// as Markdown (CommonMark and GFM tables: headings, lists, emphasis,
-	// code, tables as aligned text, links with their URL); raw HTML and
+	// A4 report: title `Patent Analysis Report: <company>` and generation
+	// time; the company's portfolio facts first (the patents analysed,
+	// with id, title, publication date and link; the CPC shares and the
+	// publication years as charts); the tracking charts for a tracked
+	// company only; a summary table (Total Analyses, Analysis Types,
+	// Models Used); and one section per analysis (type, model, time,
+	// text). A heading is never the last line of a page. The text is
+	// rendered as Markdown (CommonMark and GFM tables: headings, lists,
+	// emphasis, code, tables as aligned text, links with their URL); raw
+	// HTML and
 	// entities are shown as written, never interpreted, and `<`, `&`, `>`
 	// as such. Characters the built-in fonts lack (CJK) are drawn in the
 	// `PDF_FONT_PATH` font when it has them, else as `�`. The newest 1,000
@@ -1938,11 +2142,63 @@ type ClientInterface interface {
 
 // ListAlerts Alerts, newest first
 //
-// The newest `limit` alerts raised by the tracked companies' scheduled runs.
+// The newest `limit` alerts raised by the tracked companies' scheduled
+// runs, of two types. `patent_count_change`: the search's
+// recent-patent count changed by at least `CHANGE_THRESHOLD_PERCENT`
+// since the run before. `new_patents`: the run found patents never
+// seen in the company's earlier runs (the first run excepted, its
+// baseline); `new_value` is how many, `old_value` the company's patent
+// count at its previous run, and `patents` lists them (at most 50).
+// `NEW_PATENT_ALERTS=false` turns the `new_patents` type off; history
+// points and `GET /admin/changes` still record new and dropped
+// patents.
+//
+// Each alert is also sent to every `WEBHOOK_URLS` URL, stored in the
+// run's transaction: the event `alert.patent_count_change` or
+// `alert.new_patents`. Generic JSON receivers get `{"event", "id",
+// "timestamp", "data": {alert_id, company_name, alert_type, message,
+// old_value, new_value, created_at, patents}}`; Slack gets a message
+// (for `alert.new_patents`, listing the first 10 new patents with
+// their links).
 //
 // Corresponds with GET /admin/alerts (the `ListAlerts` operationId).
 func (c *Client) ListAlerts(ctx context.Context, params *ListAlertsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAlertsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPatentChanges New and dropped patents of the tracked companies, newest first
+//
+// A digest for those who track many companies: every scheduled run
+// at or after `since` that found new or dropped patents, of the
+// companies tracked now, ordered by `run_at` and then the run's id,
+// both descending, keyset-paged: a page starts strictly after its
+// cursor. Runs that changed nothing, failed runs and first runs (a
+// company's baseline) are not listed. A page is bounded by bytes as
+// well as by `limit` (4 MiB of stored changes, at least one run), so
+// it may hold fewer than `limit` items while `next_cursor` is not
+// null: follow `next_cursor` until it is null to get every run
+// exactly once.
+//
+// A run compares the publication numbers of the search's first page
+// (up to 100 results, newest first) with every earlier run of the
+// company's current tracking. New: never seen in an earlier run.
+// Dropped: in the latest earlier run, not in this one: the search no
+// longer returns it (withdrawn, reassigned, or aged out of the
+// lookback window or off the first page), which is not a legal
+// status. Untracking a company forgets what its runs saw. The changes
+// are recorded whatever `NEW_PATENT_ALERTS` says.
+//
+// Corresponds with GET /admin/changes (the `ListPatentChanges` operationId).
+func (c *Client) ListPatentChanges(ctx context.Context, params *ListPatentChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPatentChangesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2060,7 +2316,10 @@ func (c *Client) UntrackCompany(ctx context.Context, companyName CompanyNamePath
 // The company's scheduled runs of the last `days` days, oldest first:
 // one point per run that reported back, with the search's
 // recent-patent count (null when the search failed), whether the run
-// succeeded, and whether it raised an alert. The match is
+// succeeded, whether it raised an alert, and the ids of the patents it
+// found new and no longer found (`new_patents`, `dropped_patents`;
+// both empty for a failed run and for the company's first run, its
+// baseline). The match is
 // case-insensitive; `company_name` in the answer is the name as first
 // written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 // a longer window answers what is kept; a company untracked and
@@ -2368,11 +2627,15 @@ func (c *Client) AnalyzePatent(ctx context.Context, patentId PatentIdPath, param
 // AnalyzeCompany Analyse a company's recent patent portfolio
 //
 // Searches the company's recent patents that have a PDF, reads them and
-// asks the model for a portfolio analysis. Failures are in-band: a
+// asks the model for a portfolio analysis. The answer's `portfolio`
+// holds the facts the search answer gives without a model call (CPC
+// shares, publication years, countries, granted against
+// applications); the model is given them too. Failures are in-band: a
 // search or model failure answers 200 with `success: false` and
 // `error`; a company without a recent patent with a PDF answers 200 with
 // `success: false`, `patent_count: 0` and
-// `error: "no recent patents with a PDF found"`. `/analyze/batch` is the
+// `error: "no recent patents with a PDF found"` (with its `portfolio`
+// when the search returned results without a PDF). `/analyze/batch` is the
 // listing, so a company literally named `batch` cannot be analysed here.
 //
 // Corresponds with GET /analyze/{company_name} (the `AnalyzeCompany` operationId).
@@ -2606,11 +2869,16 @@ func (c *Client) ExportCSV(ctx context.Context, companyName CompanyNamePath, par
 
 // ExportPDF PDF report of a company's stored analyses
 //
-// A4 report: title `Patent Analysis Report: <company>`, generation time,
-// a summary table (Total Analyses, Analysis Types, Models Used) and one
-// section per analysis (type, model, time, text). The text is rendered
-// as Markdown (CommonMark and GFM tables: headings, lists, emphasis,
-// code, tables as aligned text, links with their URL); raw HTML and
+// A4 report: title `Patent Analysis Report: <company>` and generation
+// time; the company's portfolio facts first (the patents analysed,
+// with id, title, publication date and link; the CPC shares and the
+// publication years as charts); the tracking charts for a tracked
+// company only; a summary table (Total Analyses, Analysis Types,
+// Models Used); and one section per analysis (type, model, time,
+// text). A heading is never the last line of a page. The text is
+// rendered as Markdown (CommonMark and GFM tables: headings, lists,
+// emphasis, code, tables as aligned text, links with their URL); raw
+// HTML and
 // entities are shown as written, never interpreted, and `<`, `&`, `>`
 // as such. Characters the built-in fonts lack (CJK) are drawn in the
 // `PDF_FONT_PATH` font when it has them, else as `�`. The newest 1,000
@@ -2811,6 +3079,99 @@ func NewListAlertsRequest(server string, params *ListAlertsParams) (*http.Reques
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListPatentChangesRequest constructs an http.Request for the ListPatentChanges method
+func NewListPatentChangesRequest(server string, params *ListPatentChangesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/changes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4790,12 +5151,56 @@ type ClientWithResponsesInterface interface {
 
 	// ListAlertsWithResponse Alerts, newest first
 	//
-	// The newest `limit` alerts raised by the tracked companies' scheduled runs.
+	// The newest `limit` alerts raised by the tracked companies' scheduled
+	// runs, of two types. `patent_count_change`: the search's
+	// recent-patent count changed by at least `CHANGE_THRESHOLD_PERCENT`
+	// since the run before. `new_patents`: the run found patents never
+	// seen in the company's earlier runs (the first run excepted, its
+	// baseline); `new_value` is how many, `old_value` the company's patent
+	// count at its previous run, and `patents` lists them (at most 50).
+	// `NEW_PATENT_ALERTS=false` turns the `new_patents` type off; history
+	// points and `GET /admin/changes` still record new and dropped
+	// patents.
+	//
+	// Each alert is also sent to every `WEBHOOK_URLS` URL, stored in the
+	// run's transaction: the event `alert.patent_count_change` or
+	// `alert.new_patents`. Generic JSON receivers get `{"event", "id",
+	// "timestamp", "data": {alert_id, company_name, alert_type, message,
+	// old_value, new_value, created_at, patents}}`; Slack gets a message
+	// (for `alert.new_patents`, listing the first 10 new patents with
+	// their links).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /admin/alerts (the `ListAlerts` operationId).
 	ListAlertsWithResponse(ctx context.Context, params *ListAlertsParams, reqEditors ...RequestEditorFn) (*ListAlertsResponse, error)
+
+	// ListPatentChangesWithResponse New and dropped patents of the tracked companies, newest first
+	//
+	// A digest for those who track many companies: every scheduled run
+	// at or after `since` that found new or dropped patents, of the
+	// companies tracked now, ordered by `run_at` and then the run's id,
+	// both descending, keyset-paged: a page starts strictly after its
+	// cursor. Runs that changed nothing, failed runs and first runs (a
+	// company's baseline) are not listed. A page is bounded by bytes as
+	// well as by `limit` (4 MiB of stored changes, at least one run), so
+	// it may hold fewer than `limit` items while `next_cursor` is not
+	// null: follow `next_cursor` until it is null to get every run
+	// exactly once.
+	//
+	// A run compares the publication numbers of the search's first page
+	// (up to 100 results, newest first) with every earlier run of the
+	// company's current tracking. New: never seen in an earlier run.
+	// Dropped: in the latest earlier run, not in this one: the search no
+	// longer returns it (withdrawn, reassigned, or aged out of the
+	// lookback window or off the first page), which is not a legal
+	// status. Untracking a company forgets what its runs saw. The changes
+	// are recorded whatever `NEW_PATENT_ALERTS` says.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/changes (the `ListPatentChanges` operationId).
+	ListPatentChangesWithResponse(ctx context.Context, params *ListPatentChangesParams, reqEditors ...RequestEditorFn) (*ListPatentChangesResponse, error)
 
 	// GetRateLimitsWithResponse Rate-limit counters
 	//
@@ -4860,7 +5265,10 @@ type ClientWithResponsesInterface interface {
 	// The company's scheduled runs of the last `days` days, oldest first:
 	// one point per run that reported back, with the search's
 	// recent-patent count (null when the search failed), whether the run
-	// succeeded, and whether it raised an alert. The match is
+	// succeeded, whether it raised an alert, and the ids of the patents it
+	// found new and no longer found (`new_patents`, `dropped_patents`;
+	// both empty for a failed run and for the company's first run, its
+	// baseline). The match is
 	// case-insensitive; `company_name` in the answer is the name as first
 	// written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 	// a longer window answers what is kept; a company untracked and
@@ -5036,11 +5444,15 @@ type ClientWithResponsesInterface interface {
 	// AnalyzeCompanyWithResponse Analyse a company's recent patent portfolio
 	//
 	// Searches the company's recent patents that have a PDF, reads them and
-	// asks the model for a portfolio analysis. Failures are in-band: a
+	// asks the model for a portfolio analysis. The answer's `portfolio`
+	// holds the facts the search answer gives without a model call (CPC
+	// shares, publication years, countries, granted against
+	// applications); the model is given them too. Failures are in-band: a
 	// search or model failure answers 200 with `success: false` and
 	// `error`; a company without a recent patent with a PDF answers 200 with
 	// `success: false`, `patent_count: 0` and
-	// `error: "no recent patents with a PDF found"`. `/analyze/batch` is the
+	// `error: "no recent patents with a PDF found"` (with its `portfolio`
+	// when the search returned results without a PDF). `/analyze/batch` is the
 	// listing, so a company literally named `batch` cannot be analysed here.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5174,11 +5586,16 @@ type ClientWithResponsesInterface interface {
 
 	// ExportPDFWithResponse PDF report of a company's stored analyses
 	//
-	// A4 report: title `Patent Analysis Report: <company>`, generation time,
-	// a summary table (Total Analyses, Analysis Types, Models Used) and one
-	// section per analysis (type, model, time, text). The text is rendered
-	// as Markdown (CommonMark and GFM tables: headings, lists, emphasis,
-	// code, tables as aligned text, links with their URL); raw HTML and
+	// A4 report: title `Patent Analysis Report: <company>` and generation
+	// time; the company's portfolio facts first (the patents analysed,
+	// with id, title, publication date and link; the CPC shares and the
+	// publication years as charts); the tracking charts for a tracked
+	// company only; a summary table (Total Analyses, Analysis Types,
+	// Models Used); and one section per analysis (type, model, time,
+	// text). A heading is never the last line of a page. The text is
+	// rendered as Markdown (CommonMark and GFM tables: headings, lists,
+	// emphasis, code, tables as aligned text, links with their URL); raw
+	// HTML and
 	// entities are shown as written, never interpreted, and `<`, `&`, `>`
 	// as such. Characters the built-in fonts lack (CJK) are drawn in the
 	// `PDF_FONT_PATH` font when it has them, else as `�`. The newest 1,000
@@ -5376,6 +5793,111 @@ func (r ListAlertsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAlertsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListPatentChangesResponse200Headers the declared response headers of an HTTP 200 response for ListPatentChanges
+type ListPatentChangesResponse200Headers struct {
+	XRequestId string
+}
+
+// ListPatentChangesResponse401Headers the declared response headers of an HTTP 401 response for ListPatentChanges
+type ListPatentChangesResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListPatentChangesResponse403Headers the declared response headers of an HTTP 403 response for ListPatentChanges
+type ListPatentChangesResponse403Headers struct {
+	XRequestId string
+}
+
+// ListPatentChangesResponse422Headers the declared response headers of an HTTP 422 response for ListPatentChanges
+type ListPatentChangesResponse422Headers struct {
+	XRequestId string
+}
+
+// ListPatentChangesResponse500Headers the declared response headers of an HTTP 500 response for ListPatentChanges
+type ListPatentChangesResponse500Headers struct {
+	XRequestId string
+}
+
+type ListPatentChangesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PaginatedPatentChanges
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPatentChangesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPatentChangesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListPatentChangesResponse403Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ListPatentChangesResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListPatentChangesResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPatentChangesResponse) GetJSON200() *PaginatedPatentChanges {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPatentChangesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPatentChangesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListPatentChangesResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPatentChangesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPatentChangesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPatentChangesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPatentChangesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPatentChangesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8710,7 +9232,24 @@ func (r ReadyzResponse) ContentType() string {
 
 // ListAlertsWithResponse Alerts, newest first
 //
-// The newest `limit` alerts raised by the tracked companies' scheduled runs.
+// The newest `limit` alerts raised by the tracked companies' scheduled
+// runs, of two types. `patent_count_change`: the search's
+// recent-patent count changed by at least `CHANGE_THRESHOLD_PERCENT`
+// since the run before. `new_patents`: the run found patents never
+// seen in the company's earlier runs (the first run excepted, its
+// baseline); `new_value` is how many, `old_value` the company's patent
+// count at its previous run, and `patents` lists them (at most 50).
+// `NEW_PATENT_ALERTS=false` turns the `new_patents` type off; history
+// points and `GET /admin/changes` still record new and dropped
+// patents.
+//
+// Each alert is also sent to every `WEBHOOK_URLS` URL, stored in the
+// run's transaction: the event `alert.patent_count_change` or
+// `alert.new_patents`. Generic JSON receivers get `{"event", "id",
+// "timestamp", "data": {alert_id, company_name, alert_type, message,
+// old_value, new_value, created_at, patents}}`; Slack gets a message
+// (for `alert.new_patents`, listing the first 10 new patents with
+// their links).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8721,6 +9260,39 @@ func (c *ClientWithResponses) ListAlertsWithResponse(ctx context.Context, params
 		return nil, err
 	}
 	return ParseListAlertsResponse(rsp)
+}
+
+// ListPatentChangesWithResponse New and dropped patents of the tracked companies, newest first
+//
+// A digest for those who track many companies: every scheduled run
+// at or after `since` that found new or dropped patents, of the
+// companies tracked now, ordered by `run_at` and then the run's id,
+// both descending, keyset-paged: a page starts strictly after its
+// cursor. Runs that changed nothing, failed runs and first runs (a
+// company's baseline) are not listed. A page is bounded by bytes as
+// well as by `limit` (4 MiB of stored changes, at least one run), so
+// it may hold fewer than `limit` items while `next_cursor` is not
+// null: follow `next_cursor` until it is null to get every run
+// exactly once.
+//
+// A run compares the publication numbers of the search's first page
+// (up to 100 results, newest first) with every earlier run of the
+// company's current tracking. New: never seen in an earlier run.
+// Dropped: in the latest earlier run, not in this one: the search no
+// longer returns it (withdrawn, reassigned, or aged out of the
+// lookback window or off the first page), which is not a legal
+// status. Untracking a company forgets what its runs saw. The changes
+// are recorded whatever `NEW_PATENT_ALERTS` says.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/changes (the `ListPatentChanges` operationId).
+func (c *ClientWithResponses) ListPatentChangesWithResponse(ctx context.Context, params *ListPatentChangesParams, reqEditors ...RequestEditorFn) (*ListPatentChangesResponse, error) {
+	rsp, err := c.ListPatentChanges(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPatentChangesResponse(rsp)
 }
 
 // GetRateLimitsWithResponse Rate-limit counters
@@ -8816,7 +9388,10 @@ func (c *ClientWithResponses) UntrackCompanyWithResponse(ctx context.Context, co
 // The company's scheduled runs of the last `days` days, oldest first:
 // one point per run that reported back, with the search's
 // recent-patent count (null when the search failed), whether the run
-// succeeded, and whether it raised an alert. The match is
+// succeeded, whether it raised an alert, and the ids of the patents it
+// found new and no longer found (`new_patents`, `dropped_patents`;
+// both empty for a failed run and for the company's first run, its
+// baseline). The match is
 // case-insensitive; `company_name` in the answer is the name as first
 // written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 // a longer window answers what is kept; a company untracked and
@@ -9082,11 +9657,15 @@ func (c *ClientWithResponses) AnalyzePatentWithResponse(ctx context.Context, pat
 // AnalyzeCompanyWithResponse Analyse a company's recent patent portfolio
 //
 // Searches the company's recent patents that have a PDF, reads them and
-// asks the model for a portfolio analysis. Failures are in-band: a
+// asks the model for a portfolio analysis. The answer's `portfolio`
+// holds the facts the search answer gives without a model call (CPC
+// shares, publication years, countries, granted against
+// applications); the model is given them too. Failures are in-band: a
 // search or model failure answers 200 with `success: false` and
 // `error`; a company without a recent patent with a PDF answers 200 with
 // `success: false`, `patent_count: 0` and
-// `error: "no recent patents with a PDF found"`. `/analyze/batch` is the
+// `error: "no recent patents with a PDF found"` (with its `portfolio`
+// when the search returned results without a PDF). `/analyze/batch` is the
 // listing, so a company literally named `batch` cannot be analysed here.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9286,11 +9865,16 @@ func (c *ClientWithResponses) ExportCSVWithResponse(ctx context.Context, company
 
 // ExportPDFWithResponse PDF report of a company's stored analyses
 //
-// A4 report: title `Patent Analysis Report: <company>`, generation time,
-// a summary table (Total Analyses, Analysis Types, Models Used) and one
-// section per analysis (type, model, time, text). The text is rendered
-// as Markdown (CommonMark and GFM tables: headings, lists, emphasis,
-// code, tables as aligned text, links with their URL); raw HTML and
+// A4 report: title `Patent Analysis Report: <company>` and generation
+// time; the company's portfolio facts first (the patents analysed,
+// with id, title, publication date and link; the CPC shares and the
+// publication years as charts); the tracking charts for a tracked
+// company only; a summary table (Total Analyses, Analysis Types,
+// Models Used); and one section per analysis (type, model, time,
+// text). A heading is never the last line of a page. The text is
+// rendered as Markdown (CommonMark and GFM tables: headings, lists,
+// emphasis, code, tables as aligned text, links with their URL); raw
+// HTML and
 // entities are shown as written, never interpreted, and `<`, `&`, `>`
 // as such. Characters the built-in fonts lack (CJK) are drawn in the
 // `PDF_FONT_PATH` font when it has them, else as `�`. The newest 1,000
@@ -9543,6 +10127,120 @@ func ParseListAlertsResponse(rsp *http.Response) (*ListAlertsResponse, error) {
 		response.Headers422 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListAlertsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPatentChangesResponse parses an HTTP response from a ListPatentChangesWithResponse call
+func ParseListPatentChangesResponse(rsp *http.Response) (*ListPatentChangesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPatentChangesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PaginatedPatentChanges
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPatentChangesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListPatentChangesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListPatentChangesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 422:
+		var headers ListPatentChangesResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListPatentChangesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -2,10 +2,10 @@ package analysis
 
 import (
 	"bytes"
-	"fmt"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"regexp"
 	"strings"
 	"text/template"

@@ -99,8 +99,7 @@ type Config struct {
 	ScheduleInterval       time.Duration
 	ScheduleRetryBase      time.Duration
 	ChangeThresholdPercent float64
-	// NewPatentAlerts (NEW_PATENT_ALERTS) raises new_patents alerts.
-	NewPatentAlerts bool
+	NewPatentAlerts        bool          // NEW_PATENT_ALERTS: raises new_patents alerts
 	TrackingHistory        time.Duration // TRACKING_HISTORY_DAYS: how long tracking_runs rows are kept
 	WebhookURLs            []string
 	WebhookSecret          Secret

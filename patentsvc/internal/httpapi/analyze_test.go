@@ -88,10 +88,19 @@ func TestAnalyzeCompany(t *testing.T) {
 	_, tb := en.newUser(t, "ada@example.com")
 	tok := tb.AccessToken
 	pns := en.world.Company("Acme Corp", 2)
+	en.world.Serp.SetCPC(pns[0], "H04R", "G10L")
+	en.world.Serp.SetCPC(pns[1], "H04R")
 
 	rec := en.do(t, request{target: "/analyze/Acme%20Corp?model=anthropic/claude-sonnet-4.5", token: tok})
 	wantStatus(t, rec, http.StatusOK)
-	wantKeys(t, rec.Body.Bytes(), "company_name", "analysis", "patent_count", "patents", "success", "error", "model", "cached", "timestamp")
+	wantKeys(t, rec.Body.Bytes(), "company_name", "analysis", "patent_count", "patents", "success", "error", "model", "cached", "timestamp", "portfolio")
+	// The search answer's facts (decisions.md, "patentsvc: what changed,
+	// and what the portfolio covers"): its summary.cpc, the results' years,
+	// countries and grants.
+	if !strings.Contains(rec.Body.String(), `"portfolio":{"cpc":[{"code":"H04R","share":1},{"code":"G10L","share":0.5}],"by_year":[{"year":`) ||
+		!strings.Contains(rec.Body.String(), `"countries":[{"country":"US","active":2,"inactive":0}],"granted":2,"applications":0}`) {
+		t.Errorf("portfolio: %s", rec.Body)
+	}
 	var b companyBody
 	decode(t, rec, &b)
 	if !b.Success || b.Error != nil || b.Analysis == nil || b.PatentCount != 2 || b.Patents[0].PatentID != pns[0] ||

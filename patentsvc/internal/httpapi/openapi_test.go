@@ -448,6 +448,7 @@ func TestOpenAPIConformance(t *testing.T) {
 		t.Run("analyzer not configured", func(t *testing.T) { conformanceNoAnalyzer(t, s, dialect) })
 		t.Run("root path", func(t *testing.T) { conformanceRootPath(t, s, dialect) })
 		t.Run("api reference", func(t *testing.T) { conformanceDocs(t, s, dialect) })
+		t.Run("patent changes", func(t *testing.T) { conformanceChanges(t, s, dialect) })
 
 		if !ran { // skipped (no PostgreSQL) or stopped
 			return
@@ -674,6 +675,21 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 			t.Fatal(err)
 		}
 	}
+	// The newest alert lists new patents (one without a PDF link), and its
+	// delivery is an alert.new_patents event.
+	en.clk.Advance(time.Second)
+	newPatents := patent.Alert{CompanyName: "Acme Corp", AlertType: patent.AlertTypeNewPatents,
+		Message: "2 new patents for Acme Corp: " + pns[0] + ", US11140496B2", OldValue: 12, NewValue: 2,
+		Patents: []patent.Publication{
+			{PatentID: pns[0], Title: "Acme Corp invention 1", PublicationDate: "2026-11-24", PDFLink: serpapitest.PDFURL(pns[0])},
+			{PatentID: "US11140496B2", Title: "Hearing aid with an own-voice detector", PublicationDate: "2026-11-20"},
+		}}
+	if _, err := en.st.CreateAlert(ctx, newPatents, func(a patent.Alert) ([]patent.Delivery, error) {
+		return []patent.Delivery{{ID: "msg_conformance4", Event: "alert.new_patents",
+			URL: "https://hooks.example.com/secret-path", URLHost: "https://hooks.example.com", Payload: []byte(`{}`)}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	failedID, deliveredID := settleDeliveries(t, en)
 	s.run(t, en, []apiCase{
 		{"tracked 200", request{target: "/admin/tracked", token: adminTok}, 200, ""},
@@ -698,6 +714,17 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"alerts 401", request{target: "/admin/alerts"}, 401, errSecurity},
 		{"alerts 403", request{target: "/admin/alerts", token: bobTok}, 403, ""},
 		{"alerts 422", request{target: "/admin/alerts?limit=201", token: adminTok}, 422, errParam("limit")},
+		// The digest's answers with items are checked in conformanceChanges
+		// (scheduled runs that find new and dropped patents).
+		{"changes 200", request{target: "/admin/changes", token: adminTok}, 200, ""},
+		{"changes 200 since", request{target: "/admin/changes?since=" + url.QueryEscape(en.clk.Now().Add(-time.Hour).Format(time.RFC3339)) + "&limit=200", token: adminTok}, 200, ""},
+		{"changes 200 malformed cursor", request{target: "/admin/changes?cursor=garbage!", token: adminTok}, 200, ""},
+		{"changes 401", request{target: "/admin/changes"}, 401, errSecurity},
+		{"changes 401 bad token", request{target: "/admin/changes", token: "x.y.z"}, 401, ""},
+		{"changes 403", request{target: "/admin/changes", token: bobTok}, 403, ""},
+		{"changes 422 since", request{target: "/admin/changes?since=yesterday", token: adminTok}, 422, errParam("since")},
+		{"changes 422 since without a time", request{target: "/admin/changes?since=2026-11-24", token: adminTok}, 422, errParam("since")},
+		{"changes 422 limit", request{target: "/admin/changes?limit=0", token: adminTok}, 422, errParam("limit")},
 		{"rate limits 200", request{target: "/admin/rate-limits", token: adminTok}, 200, ""},
 		{"deliveries 200", request{target: "/admin/webhooks/deliveries", token: adminTok}, 200, ""},
 		{"deliveries 200 page", request{target: "/admin/webhooks/deliveries?status=pending&limit=1&cursor=x", token: adminTok}, 200, ""},
@@ -713,6 +740,17 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"rate limits 401", request{target: "/admin/rate-limits"}, 401, errSecurity},
 		{"rate limits 403", request{target: "/admin/rate-limits", token: bobTok}, 403, ""},
 	})
+
+	var alerts []struct {
+		AlertType string `json:"alert_type"`
+		Patents   []struct {
+			PatentID string `json:"patent_id"`
+		} `json:"patents"`
+	}
+	decode(t, en.do(t, request{target: "/admin/alerts", token: adminTok}), &alerts)
+	if len(alerts) == 0 || alerts[0].AlertType != patent.AlertTypeNewPatents || len(alerts[0].Patents) != len(newPatents.Patents) {
+		t.Errorf("GET /admin/alerts = %+v, want the new_patents alert first, with its %d patents (so that their shape is checked)", alerts, len(newPatents.Patents))
+	}
 
 	// Admin: users.
 	carol := en.register(t, "carol2@example.com")
@@ -779,6 +817,124 @@ func conformanceJobLimits(t *testing.T, s *spec, dialect string) {
 		{"job 200 failed", request{target: "/jobs/" + job.JobID, token: tok}, 200, ""},
 		{"jobs 200 failed", request{target: "/jobs?status=failed", token: tok}, 200, ""},
 	})
+}
+
+// conformanceChanges: tracked companies' scheduled runs through the real
+// scheduler and work queue, the fake search answering other patents at
+// the second run, so that the history, the alerts and the changes digest
+// (GET /admin/changes) answer with new and dropped patents, whose shapes
+// the document must describe.
+func conformanceChanges(t *testing.T, s *spec, dialect string) {
+	en := newEnv(t, onDialect(dialect), withScheduler())
+	_, adminTok := en.admin(t)
+	oticon := en.world.Company("Oticon", 3)
+	acme := en.world.Company("Acme Corp", 2)
+	for _, name := range []string{"Oticon", "Acme Corp"} {
+		wantStatus(t, en.do(t, request{method: "POST", target: "/admin/tracked", token: adminTok, body: `{"company_name":"` + name + `"}`}), 201)
+	}
+	waitForRuns(t, en, adminTok, 2, en.clk.Now(), func() {}) // the first runs: the baselines
+
+	// At the next runs Oticon keeps its newest patent and publishes two
+	// new ones (one without a PDF) in place of the other two; Acme Corp
+	// only loses its older patent.
+	day := time.Now().UTC().Format(time.DateOnly)
+	older := time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
+	newPNs := []string{"US11363389B2", "EP4123456A1"}
+	en.world.Serp.SetResults("Oticon", 3, []map[string]any{
+		serpapitest.Organic(newPNs[0], "Hearing device comprising a feedback reduction system", day, en.world.PDFs.Add(newPNs[0], analysistest.TextPDFs[3])),
+		serpapitest.Organic(newPNs[1], "Own-voice detection in a hearing aid", day, ""),
+		serpapitest.Organic(oticon[0], "Oticon invention 1", older, en.world.PDFs.Add(oticon[0], analysistest.TextPDFs[0])),
+	})
+	en.world.Serp.SetResults("Acme Corp", 1, []map[string]any{
+		serpapitest.Organic(acme[0], "Acme Corp invention 1", older, en.world.PDFs.Add(acme[0], analysistest.TextPDFs[0])),
+	})
+	since := en.clk.Now().Add(time.Hour)
+	en.clk.Advance(25 * time.Hour) // past SCHEDULE_INTERVAL_HOURS (a day)
+	adminTok = en.login(t, adminEmail).AccessToken
+	_, bob := en.newUser(t, "bob@example.com")
+	// Ticks queue the due runs; a company whose first run's unit has not
+	// ended yet is queued by a later tick.
+	waitForRuns(t, en, adminTok, 2, en.clk.Now(), en.sched.QueueDue)
+
+	sinceQ := "since=" + url.QueryEscape(since.Format(time.RFC3339))
+	offsetQ := "since=" + url.QueryEscape(since.In(time.FixedZone("", 3600)).Format(time.RFC3339)) // +01:00, the + as %2B
+	rec := s.check(t, en, apiCase{"changes 200 first page", request{target: "/admin/changes?limit=1&" + sinceQ, token: adminTok}, 200, ""})
+	var page changesPage
+	decode(t, rec, &page)
+	items := page.Items
+	for page.NextCursor != nil {
+		rec = s.check(t, en, apiCase{"changes 200 next page", request{target: "/admin/changes?limit=1&" + sinceQ + "&cursor=" + url.QueryEscape(*page.NextCursor), token: adminTok}, 200, ""})
+		page = changesPage{}
+		decode(t, rec, &page)
+		items = append(items, page.Items...)
+		if len(items) > 10 {
+			t.Fatalf("GET /admin/changes pages on past 10 items: %+v", items)
+		}
+	}
+	var sawNew, sawDropped bool
+	for _, it := range items {
+		sawNew = sawNew || len(it.NewPatents) > 0
+		sawDropped = sawDropped || (len(it.NewPatents) == 0 && len(it.DroppedPatents) > 0)
+	}
+	if !sawNew || !sawDropped {
+		t.Errorf("GET /admin/changes pages = %+v, want a run with new patents (Oticon) and one that only dropped (Acme Corp), so that their shapes are checked", items)
+	}
+	rec = s.check(t, en, apiCase{"history 200 new and dropped", request{target: "/admin/tracked/Oticon/history", token: adminTok}, 200, ""})
+	var history struct {
+		Points []struct {
+			NewPatents []string `json:"new_patents"`
+		} `json:"points"`
+	}
+	decode(t, rec, &history)
+	if n := len(history.Points); n != 2 || len(history.Points[1].NewPatents) == 0 {
+		t.Errorf("Oticon's history = %+v, want the baseline and a run with new patents", history)
+	}
+	s.run(t, en, []apiCase{
+		{"changes 200 default since", request{target: "/admin/changes", token: adminTok}, 200, ""},
+		{"changes 200 since with an offset", request{target: "/admin/changes?" + offsetQ, token: adminTok}, 200, ""},
+		{"changes 200 since after every run", request{target: "/admin/changes?since=" + url.QueryEscape(en.clk.Now().Add(time.Minute).Format(time.RFC3339)), token: adminTok}, 200, ""},
+		{"changes 403", request{target: "/admin/changes", token: bob.AccessToken}, 403, ""},
+		{"changes 422 limit 201", request{target: "/admin/changes?limit=201", token: adminTok}, 422, errParam("limit")},
+		{"alerts 200 after runs", request{target: "/admin/alerts", token: adminTok}, 200, ""},
+		{"deliveries 200 after runs", request{target: "/admin/webhooks/deliveries", token: adminTok}, 200, ""},
+	})
+}
+
+// changesPage is a page of GET /admin/changes.
+type changesPage struct {
+	Items []struct {
+		CompanyName string `json:"company_name"`
+		NewPatents  []struct {
+			PatentID string `json:"patent_id"`
+		} `json:"new_patents"`
+		DroppedPatents []string `json:"dropped_patents"`
+	} `json:"items"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// waitForRuns calls tick and polls GET /admin/tracked until the n
+// tracked companies have each recorded a run at or after since.
+func waitForRuns(t *testing.T, en *env, tok string, n int, since time.Time, tick func()) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tick()
+		var list []trackedState
+		rec := en.do(t, request{target: "/admin/tracked", token: tok})
+		wantStatus(t, rec, http.StatusOK)
+		decode(t, rec, &list)
+		done := len(list) == n
+		for _, c := range list {
+			done = done && c.LastAnalysisAt != nil && !c.LastAnalysisAt.Before(since)
+		}
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tracked companies = %+v, want %d with a run at or after %v", list, n, since)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // oneDelivery composes one webhook delivery for alert i.
@@ -872,6 +1028,7 @@ func conformanceStoreDown(t *testing.T, s *spec, dialect string) {
 		{method: "DELETE", target: "/admin/tracked/Acme"},
 		{target: "/admin/tracked/Acme/history"},
 		{target: "/admin/alerts"},
+		{target: "/admin/changes"},
 		{target: "/admin/rate-limits"},
 		{target: "/admin/webhooks/deliveries"},
 		{method: "POST", target: "/admin/webhooks/deliveries/msg_x/retry"},
@@ -1000,7 +1157,12 @@ func TestOpenAPIRejectsDrift(t *testing.T) {
 		})
 	}
 	const user = `{"id":1,"email":"ada@example.com","role":"admin","created_at":"2026-11-25T12:00:00Z"}`
-	const analysis = `{"company_name":"Acme","analysis":%s,"patent_count":0,"patents":[],"success":%s,"error":null,"model":"openai/gpt-4o-mini","cached":false,"timestamp":"2026-11-25T12:00:00Z"}`
+	const analysis = `{"company_name":"Acme","analysis":%s,"patent_count":0,"patents":[],"portfolio":null,"success":%s,"error":null,"model":"openai/gpt-4o-mini","cached":false,"timestamp":"2026-11-25T12:00:00Z"}`
+	const portfolio = `{"cpc":[{"code":"H04R","share":%s}],"by_year":[{"year":2024,"count":2}],"countries":[{"country":"US","active":1,"inactive":1}],"granted":1,"applications":1}`
+	withPortfolio := func(p string) string {
+		return strings.Replace(fmt.Sprintf(analysis, "null", "false"), `"portfolio":null`, `"portfolio":`+p, 1)
+	}
+	const alert = `[{"id":1,"company_name":"Oticon","alert_type":"new_patents","message":"1 new patent for Oticon: US11363389B2","old_value":4,"new_value":1,"created_at":"2026-11-25T12:00:00Z"%s}]`
 	const job = `{"job_id":"0190a0a0-0000-7000-8000-000000000000","status":%q,"total":1,"completed":0,"progress":0,"result":%s,"error":null,"model":"openai/gpt-4o-mini","created_at":"2026-11-25T12:00:00Z","updated_at":"2026-11-25T12:00:00Z"}`
 	const record = `{"items":[{"id":1,"company_name":null,"analysis_type":"portfolio","model":null,"response":"x","timestamp":%s,"requested_by":null}],"next_cursor":null}`
 	for _, tt := range []struct {
@@ -1028,6 +1190,13 @@ func TestOpenAPIRejectsDrift(t *testing.T) {
 		{"nullable string string", "GET", "/analyze/Acme", 200, nil, fmt.Sprintf(analysis, `"text"`, "true"), true, ""},
 		{"nullable string number", "GET", "/analyze/Acme", 200, nil, fmt.Sprintf(analysis, "5", "true"), false, "analysis"},
 		{"boolean null", "GET", "/analyze/Acme", 200, nil, fmt.Sprintf(analysis, "null", "null"), false, "success"},
+		{"portfolio conforms", "GET", "/analyze/Acme", 200, nil, withPortfolio(fmt.Sprintf(portfolio, "0.6")), true, ""},
+		{"portfolio dropped", "GET", "/analyze/Acme", 200, nil, strings.Replace(fmt.Sprintf(analysis, "null", "false"), `"portfolio":null,`, "", 1), false, "portfolio"},
+		{"portfolio share over 1", "GET", "/analyze/Acme", 200, nil, withPortfolio(fmt.Sprintf(portfolio, "60")), false, "share"},
+		{"alert conforms", "GET", "/admin/alerts", 200, nil, fmt.Sprintf(alert, `,"patents":[{"patent_id":"US11363389B2","title":"","publication_date":"","pdf_link":""}]`), true, ""},
+		{"alert without patents", "GET", "/admin/alerts", 200, nil, fmt.Sprintf(alert, ""), false, "patents"},
+		{"alert patent without pdf_link", "GET", "/admin/alerts", 200, nil, fmt.Sprintf(alert, `,"patents":[{"patent_id":"US11363389B2","title":"","publication_date":""}]`), false, "pdf_link"},
+		{"changes item without dropped_patents", "GET", "/admin/changes", 200, nil, `{"items":[{"company_name":"Oticon","run_at":"2026-11-25T12:00:00Z","new_patents":[]}],"next_cursor":null}`, false, "dropped_patents"},
 		{"nullable result null", "GET", "/jobs/x", 200, nil, fmt.Sprintf(job, "pending", "null"), true, ""},
 		{"nullable result object", "GET", "/jobs/x", 200, nil, fmt.Sprintf(job, "pending", "{}"), false, "result"},
 		{"job status", "GET", "/jobs/x", 200, nil, fmt.Sprintf(job, "done", "null"), false, "status"},

@@ -225,7 +225,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 	}
 	runner = jobs.NewRunner(o.jobs, st, analyzer, nil, logger, clk.Now)
 	if o.scheduler {
-		sched, err = schedule.New(context.Background(), schedule.Config{Interval: 24 * time.Hour, Threshold: 20, Tick: time.Hour},
+		sched, err = schedule.New(context.Background(), schedule.Config{Interval: 24 * time.Hour, Threshold: 20, Tick: time.Hour, NewPatentAlerts: true},
 			st, analyzer, nil, logger, clk.Now)
 		if err != nil {
 			t.Fatal(err)
