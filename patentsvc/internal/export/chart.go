@@ -58,6 +58,9 @@ type Chart struct {
 	// points without a value, shown when the chart has some (line chart
 	// only; "alert" and "no count" when empty).
 	MarkLabel, MissingLabel string
+	// Yearly makes the bars of a bar chart years (YearPoints'), labelled
+	// with At's year, rather than months.
+	Yearly bool
 }
 
 // Chart geometry, in points, and type sizes.
@@ -98,7 +101,12 @@ func AddChartFonts(pdf *gopdf.GoPdf) error {
 		family string
 		ttf    []byte
 	}{{familyRegular, goregular.TTF}, {familyBold, gobold.TTF}} {
-		if err := pdf.AddTTFFontData(f.family, f.ttf); err != nil {
+		// With the report's hyphen (cmap.go).
+		ttf, err := withTextHyphen(f.ttf)
+		if err == nil {
+			err = pdf.AddTTFFontData(f.family, ttf)
+		}
+		if err != nil {
 			return fmt.Errorf("chart font %s: %w", f.family, err)
 		}
 	}
@@ -131,6 +139,34 @@ func MonthPoints(months []patent.MonthCount) []ChartPoint {
 			continue
 		}
 		out = append(out, ChartPoint{At: at, Value: float64(m.Count)})
+	}
+	return out
+}
+
+// maxYearBars is the most years YearPoints makes bars of: the latest.
+const maxYearBars = 100
+
+// YearPoints turns counts per year (Portfolio.ByYear's) into the bars of
+// a yearly bar chart: one bar per calendar year from the first to the
+// last, oldest first, a year without a count a bar of 0, at most the
+// latest maxYearBars years.
+func YearPoints(years []patent.YearCount) []ChartPoint {
+	if len(years) == 0 {
+		return nil
+	}
+	first, last := years[0].Year, years[0].Year
+	for _, y := range years {
+		first, last = min(first, y.Year), max(last, y.Year)
+	}
+	first = max(first, last-maxYearBars+1)
+	out := make([]ChartPoint, last-first+1)
+	for i := range out {
+		out[i].At = time.Date(first+i, time.January, 1, 0, 0, 0, 0, time.UTC)
+	}
+	for _, y := range years {
+		if y.Year >= first {
+			out[y.Year-first].Value += float64(y.Count)
+		}
 	}
 	return out
 }
@@ -295,7 +331,10 @@ func (d *chartDrawer) latest(pts []ChartPoint, xOf func(time.Time) float64, mark
 // counts per calendar month (AnalysesPerMonth's), each bar labelled with
 // At's month, as many labels as fit (every month, or every 2, 3, 4, 6,
 // 12, 24, 60 or 120, on round months), with the year below the first label
-// and each January. Bars are grey with a black outline; a bar whose value
+// and each January; with c.Yearly, for counts per year (YearPoints'),
+// each bar labelled with At's year (every year, or every 2, 5, 10, 20 or
+// 50, on round years). Bars are grey with a black outline, at most
+// maxBarWidth wide; a bar whose value
 // is 0 is not drawn, and each bar shows its value above it (0 for an empty
 // month) while there is room. The value axis starts at 0. With no point
 // the box shows the title and c.Empty. Mark and non-finite values are
@@ -323,8 +362,12 @@ func DrawBarChart(pdf *gopdf.GoPdf, x, y, w, h float64, c Chart, bars []ChartPoi
 	d.valueAxis(lo, hi, c.Unit)
 
 	slot := d.width() / float64(len(bars))
-	barW := max(slot*0.66, 0.6)
-	d.monthLabels(bars, slot)
+	barW := min(max(slot*0.66, 0.6), maxBarWidth)
+	if c.Yearly {
+		d.yearLabels(bars, slot)
+	} else {
+		d.monthLabels(bars, slot)
+	}
 
 	// Value labels above the bars while each fits its slot.
 	d.font(familyRegular, chartLabelSize)
@@ -690,6 +733,38 @@ func (d *chartDrawer) timeAxis(t0, t1 time.Time) {
 		{x: d.left, text: t0.UTC().Format("15:04:05"), context: t0.UTC().Format("2 Jan 2006")},
 		{x: d.right, text: t1.UTC().Format("15:04:05")},
 	})
+}
+
+// maxBarWidth is the widest a bar is drawn, however few there are.
+const maxBarWidth = 40.0
+
+// yearLabels labels the bars with their years: every k-th year, for the
+// smallest k of 1, 2, 5, 10, 20 or 50 whose labels fit, on years
+// divisible by k (the first bar when none is).
+func (d *chartDrawer) yearLabels(bars []ChartPoint, slot float64) {
+	d.font(familyRegular, chartLabelSize)
+	ks := []int{1, 2, 5, 10, 20, 50}
+	for j, k := range ks {
+		var labels []tickLabel
+		widest := 0.0
+		for i, b := range bars {
+			y := b.At.UTC().Year()
+			if y%k != 0 {
+				continue
+			}
+			l := tickLabel{x: d.left + (float64(i)+0.5)*slot, text: strconv.Itoa(y)}
+			widest = max(widest, d.measure(l.text))
+			labels = append(labels, l)
+		}
+		if float64(k)*slot < widest+chartTickGap && j < len(ks)-1 {
+			continue
+		}
+		if len(labels) == 0 {
+			labels = []tickLabel{{x: d.left + 0.5*slot, text: strconv.Itoa(bars[0].At.UTC().Year())}}
+		}
+		d.labelRow(labels)
+		return
+	}
 }
 
 // monthLabels labels the bars with their months: every k-th month, for

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +207,23 @@ func TestChartPoints(t *testing.T) {
 	if len(bars) != 2 || !bars[0].At.Equal(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)) || bars[0].Value != 3 || bars[1].Value != 0 {
 		t.Errorf("MonthPoints = %+v", bars)
 	}
+	// Years: one bar a year from the first to the last, gaps 0, in any
+	// order given; at most the latest 100 years.
+	years := export.YearPoints([]patent.YearCount{{Year: 2024, Count: 2}, {Year: 2021, Count: 1}})
+	var got []string
+	for _, y := range years {
+		got = append(got, fmt.Sprintf("%d:%g", y.At.Year(), y.Value))
+	}
+	if strings.Join(got, " ") != "2021:1 2022:0 2023:0 2024:2" {
+		t.Errorf("YearPoints = %s", got)
+	}
+	years = export.YearPoints([]patent.YearCount{{Year: 1790, Count: 1}, {Year: 2025, Count: 4}})
+	if len(years) != 100 || years[0].At.Year() != 1926 || years[99].Value != 4 {
+		t.Errorf("YearPoints over 236 years: %d bars from %v", len(years), years[0].At)
+	}
+	if export.YearPoints(nil) != nil {
+		t.Errorf("YearPoints(nil) is not nil")
+	}
 }
 
 // TestChartEdgeCases: a box too small, or no document, is an error; any
@@ -254,6 +272,11 @@ func TestChartEdgeCases(t *testing.T) {
 			if err := export.DrawBarChart(pdf, 50, 300, 480, 200, monthChart, tt.pts); err != nil {
 				t.Errorf("DrawBarChart = %v", err)
 			}
+			yearly := monthChart
+			yearly.Yearly = true
+			if err := export.DrawBarChart(pdf, 50, 550, 480, 200, yearly, tt.pts); err != nil {
+				t.Errorf("DrawBarChart, yearly = %v", err)
+			}
 			mustPageTexts(t, mustBytes(t, pdf))
 		})
 	}
@@ -281,7 +304,13 @@ func TestChartGolden(t *testing.T) {
 // name.png) to look at.
 func matchesGolden(t *testing.T, data []byte, golden, name string) {
 	t.Helper()
-	got := rasterise(t, data)
+	matchesGoldenPage(t, data, 1, golden, name)
+}
+
+// matchesGoldenPage is matchesGolden for page (from 1) of data.
+func matchesGoldenPage(t *testing.T, data []byte, page int, golden, name string) {
+	t.Helper()
+	got := rasterise(t, data, page)
 	if *chartOut != "" {
 		writeFile(t, filepath.Join(*chartOut, name+".pdf"), data)
 		writeFile(t, filepath.Join(*chartOut, name+".png"), got)
@@ -303,13 +332,15 @@ func matchesGolden(t *testing.T, data []byte, golden, name string) {
 	}
 }
 
-// rasterise renders the first page of a PDF to a greyscale PNG at 100 dpi.
-func rasterise(tb testing.TB, data []byte) []byte {
+// rasterise renders a page (from 1) of a PDF to a greyscale PNG at 100
+// dpi.
+func rasterise(tb testing.TB, data []byte, page int) []byte {
 	tb.Helper()
 	dir := tb.TempDir()
 	in := filepath.Join(dir, "page.pdf")
 	writeFile(tb, in, data)
-	cmd := exec.Command("pdftoppm", "-r", "100", "-gray", "-png", "-singlefile", "-f", "1", "-l", "1", in, filepath.Join(dir, "page"))
+	n := strconv.Itoa(page)
+	cmd := exec.Command("pdftoppm", "-r", "100", "-gray", "-png", "-singlefile", "-f", n, "-l", n, in, filepath.Join(dir, "page"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("pdftoppm: %v\n%s", err, out)
 	}

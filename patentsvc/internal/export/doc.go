@@ -20,13 +20,41 @@
 //
 // # PDF
 //
-// PDF lays out an A4 report with gopdf: the title "Patent Analysis Report:
-// <company>", "Generated <YYYY-MM-DD HH:MM UTC>", a summary table (Total
-// Analyses, Analysis Types, Models Used), then one section per analysis
-// with a bold heading (number and type), its model, time and patent, and
-// its text rendered as Markdown, with page breaks and a "Page N" footer.
-// PDFWithOptions does the same with the fonts of a Fonts, which NewFonts
-// builds once (the service at start-up, from PDF_FONT_PATH).
+// PDF lays out an A4 report with gopdf, in three parts under the title
+// "Patent Analysis Report: <company>" and "Generated <YYYY-MM-DD HH:MM
+// UTC>" (decisions.md, "patentsvc: what changed, and what the portfolio
+// covers"):
+//
+//   - Portfolio: the facts of the company's newest portfolio analysis
+//     that kept them (PDFSummary.Portfolio, Patents, PortfolioAt; the
+//     handler picks it): a table of the patents analysed and of the
+//     search's results granted and applications, with the countries where
+//     they are active or not; the CPC shares as horizontal bars, largest
+//     first, each labelled with its bare code and its share as a
+//     percentage (the service ships no table of CPC titles); the search's
+//     results per publication year as bars, a year without one a bar of 0;
+//     then the patents analysed, at most MaxReportPatents (then "and N
+//     more"): id, title (wrapped, at most six lines), publication date,
+//     and under the title the link to its PDF, shown short
+//     ("patentimages.storage.googleapis.com/…/US11696682.pdf") and opening
+//     the whole URL through a link annotation when it is http or https.
+//     Each piece is left out when it would be empty, so no chart box is
+//     ever empty; a company without portfolio facts (only single-patent
+//     analyses, or analyses stored before the facts were kept) gets one
+//     line saying so.
+//   - Tracking, for a tracked company only (PDFSummary.Tracked): its
+//     patent count per scheduled run, alerts marked. An untracked company
+//     has no tracking part at all.
+//   - Analyses: the summary table (Total Analyses, Analysis Types, Models
+//     Used), the chart of analyses per month (every company has analyses,
+//     so every report has it: it belongs to the analyses, not to
+//     tracking), then one section per analysis with a bold heading (number
+//     and type), its model, time and patent, and its text rendered as
+//     Markdown.
+//
+// Pages break as needed, with a "Page N" footer. PDFWithOptions does the
+// same with the fonts of a Fonts, which NewFonts builds once (the service
+// at start-up, from PDF_FONT_PATH).
 //
 // # Markdown
 //
@@ -83,7 +111,10 @@
 // the compressed PDF is a few KB per page. The caller caps the number of
 // analyses it passes; PDFSummary.Total is the full count, and when it is
 // more than the analyses passed, the report says it shows only the most
-// recent ones. Rendering takes a few milliseconds per page.
+// recent ones. The portfolio part is bounded whatever it is given: at most
+// MaxReportPatents patents, patent.MaxPortfolioCPC CPC bars, the latest
+// 100 publication years and 40 countries. Rendering takes a few
+// milliseconds per page.
 //
 // Fonts: the Go fonts (golang.org/x/image/font/gofont: regular, bold,
 // italic, bold italic, mono) are embedded, each added to a report when it
@@ -107,16 +138,35 @@
 // NewFonts parses the fonts once and every report shares them read-only
 // (gopdf's FontContainer): with Droid Sans Fallback (3.5 MB) that takes
 // about 9 ms and holds some 6 MB for the life of the process; PDF, without
-// a Fonts, parses the Go fonts for each report (about 0.5 ms).
+// a Fonts, parses the Go fonts for each report (about 2 ms, the hyphen's
+// cmap below included).
 //
-// Layout: lines break at spaces, and between CJK characters (ideographs,
-// kana, hangul), not before closing punctuation nor after opening
-// punctuation; a word wider than its line (a URL, a long identifier, a
-// long table cell) starts a line of its own and is cut wherever it must
-// be, in any run of text, bold, code or table cell alike, so nothing runs
-// past the margins (FuzzMarkdownPDF checks it on arbitrary Markdown).
-// Tabs become four spaces, spaces at the start of a line are kept, and in
-// plain text (title, summary) LF, CRLF, CR, U+2028 and U+2029 break lines.
-// There is no hyphenation. A heading is kept on the page with its first
-// lines of text.
+// Hyphens: the Go fonts draw the hyphen-minus as a minus sign, as wide as
+// "+", which in prose reads as a dash; the report's proportional faces are
+// given a cmap in which "-" is their text hyphen (the glyph of U+00AD), so
+// "-" is drawn as a hyphen and still copied as "-" (cmap.go). Go Mono, for
+// code, keeps its own. The hyphen U+2010 and the non-breaking hyphen
+// U+2011, which the Go fonts lack, are drawn (and copied) as "-"; the
+// figure dash U+2012 as an en dash. A soft hyphen (U+00AD) is not drawn,
+// unless a line breaks there, where it is drawn as "-".
+//
+// Layout: lines break at spaces, at soft hyphens, and between CJK
+// characters (ideographs, kana, hangul), not before closing punctuation
+// nor after opening punctuation; never at hyphens. A word wider than its
+// line (a URL, a long identifier, a long table cell) starts a line of its
+// own and is cut wherever it must be, in any run of text, bold, code or
+// table cell alike, so nothing runs past the margins (FuzzMarkdownPDF
+// checks it on arbitrary Markdown). Tabs become four spaces, spaces at the
+// start of a line are kept, and in plain text (title, summary) LF, CRLF,
+// CR, U+2028 and U+2029 break lines. There is no automatic hyphenation.
+//
+// A heading is never the last line of a page: every heading (the parts',
+// the analyses', the portfolio's charts and table, and the Markdown
+// headings of an analysis) starts a new page unless it fits with the
+// first two lines of what follows it (two lines of a paragraph, list or
+// quote, of code, two rows of a table; a heading that follows it with
+// that heading's own two lines; a chart whole). A heading that ends its
+// analysis keeps its own lines only, and what follows is measured no
+// further than a page. A table's header row is kept with its first row,
+// and a chart is never split.
 package export

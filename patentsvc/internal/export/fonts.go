@@ -107,8 +107,17 @@ func NewFonts(fallback, fallbackBold []byte) (*Fonts, error) {
 		{"Go bold", faceBold.family(), gobold.TTF},
 		{"Go italic", faceItalic.family(), goitalic.TTF},
 		{"Go bold italic", faceBoldItalic.family(), gobolditalic.TTF},
-		{"Go mono", faceMono.family(), gomono.TTF},
 	}
+	// The proportional faces draw "-" as a text hyphen (cmap.go); Go Mono
+	// keeps its minus-like hyphen, for code.
+	for i := range fonts {
+		data, err := withTextHyphen(fonts[i].data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fonts[i].name, err)
+		}
+		fonts[i].data = data
+	}
+	fonts = append(fonts, font{"Go mono", faceMono.family(), gomono.TTF})
 	f := &Fonts{container: &gopdf.FontContainer{}}
 	switch {
 	case len(fallback) > 0 && len(fallbackBold) > 0:

@@ -68,10 +68,16 @@ func (b block) indent(dx float64) block {
 // markdown draws src, an analysis's Markdown (CommonMark and GFM tables),
 // at x within width.
 func (r *renderer) markdown(src string, x, width float64) error {
+	source, doc := parseMarkdown(src)
+	return r.blocks(source, doc, block{x: x, width: width})
+}
+
+// parseMarkdown parses src as CommonMark with GFM tables: the source the
+// nodes' segments point into, and the document node.
+func parseMarkdown(src string) ([]byte, ast.Node) {
 	source := []byte(src)
 	md := goldmark.New(goldmark.WithExtensions(extension.Table))
-	doc := md.Parser().Parse(text.NewReader(source))
-	return r.blocks(source, doc, block{x: x, width: width})
+	return source, md.Parser().Parse(text.NewReader(source))
 }
 
 // blocks draws the children of parent one after another.
@@ -107,14 +113,17 @@ func (r *renderer) block(src []byte, n ast.Node, b block) error {
 	case *ast.Paragraph, *ast.TextBlock:
 		return r.flow(r.inlines(src, n, styleBody, nil), b.x, b.width, styleBody, nil)
 	case *ast.Heading:
-		st := styleHeadings[min(max(n.Level, 1), len(styleHeadings))-1]
-		// Keep a heading with the first lines under it.
-		if r.y+st.lead+2*styleBody.lead > contentEnd {
-			if err := r.newPage(); err != nil {
-				return err
-			}
+		// Keep a heading with the first two lines under it.
+		st := headingStyle(n)
+		spans := r.inlines(src, n, st, nil)
+		h, err := r.headingHeight(src, n, spans, b, pageRoom)
+		if err != nil {
+			return err
 		}
-		return r.flow(r.inlines(src, n, st, nil), b.x, b.width, st, nil)
+		if err := r.keep(h); err != nil {
+			return err
+		}
+		return r.flow(spans, b.x, b.width, st, nil)
 	case *ast.ThematicBreak:
 		if r.y+blockGap > contentEnd {
 			return r.newPage()
@@ -160,6 +169,148 @@ func (r *renderer) block(src []byte, n ast.Node, b block) error {
 			return r.flow(r.inlines(src, n, styleBody, nil), b.x, b.width, styleBody, nil)
 		}
 		return r.blocks(src, n, b)
+	}
+}
+
+// headingStyle is the style of a heading of h's level.
+func headingStyle(h *ast.Heading) style {
+	return styleHeadings[min(max(h.Level, 1), len(styleHeadings))-1]
+}
+
+// pageRoom is the height a page has for text: what a heading keeps with
+// it is measured no further.
+const pageRoom = contentEnd - marginTop
+
+// headingHeight is the height heading h (its spans) takes with the first
+// two lines of what follows it in its parent, gap included: what keep
+// needs to leave no heading at the foot of a page. A heading that ends
+// its parent keeps its own lines only. Measuring stops once the height is
+// past limit (a chain of headings would otherwise be measured again for
+// each of them).
+func (r *renderer) headingHeight(src []byte, h *ast.Heading, spans []span, b block, limit float64) (float64, error) {
+	lines, err := r.lines(spans, b.width)
+	if err != nil {
+		return 0, err
+	}
+	height := float64(len(lines)) * headingStyle(h).lead
+	if next := h.NextSibling(); next != nil && height <= limit {
+		after, _, err := r.leadHeight(src, next, b, 2, limit-height)
+		if err != nil {
+			return 0, err
+		}
+		height += after
+	}
+	return height, nil
+}
+
+// leadHeight measures the first want lines of text of the blocks from n
+// on (n and its next siblings), as blocks would draw them in b: the height
+// they take, with the gaps above each block (the gap above n included,
+// see blocks), and how many lines that is, fewer than want when the
+// blocks run out. A heading met on the way ends the count with the two
+// lines it keeps itself (see blockLead). Lists and quotes are measured
+// through their first items; a table's rows count as lines. Measuring
+// stops once the height is past limit.
+func (r *renderer) leadHeight(src []byte, n ast.Node, b block, want int, limit float64) (float64, int, error) {
+	height, got := 0.0, 0
+	for ; n != nil && got < want && height <= limit; n = n.NextSibling() {
+		if prev := n.PreviousSibling(); prev != nil {
+			switch {
+			case n.Kind() == ast.KindHeading:
+				height += headingGap
+			case prev.Kind() == ast.KindHeading:
+				height += afterHeading
+			case n.Parent() != nil && n.Parent().Kind() == ast.KindListItem && isTight(n.Parent()):
+				height += tightItemGap
+			default:
+				height += blockGap
+			}
+		}
+		h, k, err := r.blockLead(src, n, b, want-got, limit-height)
+		if err != nil {
+			return 0, 0, err
+		}
+		height, got = height+h, got+k
+	}
+	return height, got, nil
+}
+
+// blockLead measures the first want lines of block n (see leadHeight). A
+// heading counts as want lines, measured as its own lines and the two
+// lines after it, which it keeps whatever came before.
+func (r *renderer) blockLead(src []byte, n ast.Node, b block, want int, limit float64) (float64, int, error) {
+	lines := func(st style, spans []span) (float64, int, error) {
+		ls, err := r.lines(spans, b.width)
+		if err != nil {
+			return 0, 0, err
+		}
+		k := min(len(ls), want)
+		return float64(k) * st.lead, k, nil
+	}
+	switch n := n.(type) {
+	case *ast.Paragraph, *ast.TextBlock:
+		return lines(styleBody, r.inlines(src, n, styleBody, nil))
+	case *ast.Heading:
+		st := headingStyle(n)
+		h, err := r.headingHeight(src, n, r.inlines(src, n, st, nil), b, limit)
+		return h, want, err
+	case *ast.ThematicBreak:
+		return blockGap, 0, nil
+	case *ast.CodeBlock, *ast.FencedCodeBlock:
+		k := min(n.Lines().Len(), want)
+		return codePad + float64(k)*styleCode.lead, k, nil
+	case *ast.HTMLBlock:
+		k := min(max(n.Lines().Len(), 1), want)
+		return float64(k) * styleHTML.lead, k, nil
+	case *ast.Blockquote:
+		return r.leadHeight(src, n.FirstChild(), b.indent(quoteIndent), want, limit)
+	case *ast.List:
+		inner := b.indent(bulletHang)
+		height, got := 0.0, 0
+		for item := n.FirstChild(); item != nil && got < want && height <= limit; item = item.NextSibling() {
+			switch {
+			case item.PreviousSibling() == nil:
+			case n.IsTight:
+				height += tightItemGap
+			default:
+				height += looseItemGap
+			}
+			if item.FirstChild() == nil { // an empty item: its marker's line
+				height, got = height+styleBody.lead, got+1
+				continue
+			}
+			h, k, err := r.leadHeight(src, item.FirstChild(), inner, want-got, limit-height)
+			if err != nil {
+				return 0, 0, err
+			}
+			height, got = height+h, got+k
+		}
+		return height, got, nil
+	case *east.Table:
+		rows, ncols, err := r.tableRows(src, n)
+		if err != nil || ncols == 0 || len(rows) == 0 {
+			return 0, 0, err
+		}
+		if float64(ncols)*minColumn > b.width {
+			k := min(ncols, want) // "header: value" lines
+			return float64(k) * styleBody.lead, k, nil
+		}
+		g, err := r.tableGeometry(rows, ncols, b, n.Alignments)
+		if err != nil {
+			return 0, 0, err
+		}
+		k := min(len(rows), want)
+		laid, err := r.layCells(rows[:k], g)
+		if err != nil {
+			return 0, 0, err
+		}
+		height := 0.0
+		for _, l := range laid {
+			height += l.height
+		}
+		return height, k, nil
+	default:
+		return float64(want) * styleBody.lead, want, nil
 	}
 }
 

@@ -28,6 +28,9 @@ var markdownSeeds = []string{
 	"    indented code\n\n\ttab code",
 	"a  \nhard break\\\nbackslash break",
 	"- [ ] task\n- [x] done",
+	"state-of-the-art co\u2010op non\u2011stop elec\u00ADtro\u00ADlyte \u00AD\u00AD x\u00AD " + strings.Repeat("long\u00AD", 300),
+	"# H1\n## H2\n### H3\n| a | b |\n|---|---|\n| " + strings.Repeat("cell ", 400) + " | y |\n\n# Last",
+	"## Code\n```\n" + strings.Repeat("line\n", 120) + "```\n- # heading item\n-\n> # quoted heading",
 	"",
 }
 

@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"github.com/signintech/gopdf"
+	"github.com/yuin/goldmark/ast"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
-// PDFSummary is what the summary table of the PDF report shows. The
-// caller computes it over all of the company's analyses, which may be more
-// than the ones it passes to PDF.
+// PDFSummary is what the PDF report shows besides the analyses: the
+// company's portfolio facts, its tracking and the summary of its
+// analyses. The caller computes it over all of the company's analyses,
+// which may be more than the ones it passes to PDF.
 type PDFSummary struct {
 	// Total is the number of analyses ("Total Analyses").
 	Total int
@@ -25,15 +27,29 @@ type PDFSummary struct {
 	Types []string
 	// Models are the distinct models, sorted ("Models Used").
 	Models []string
-	// Tracked tells whether the company is tracked; Runs are its
-	// scheduled runs over the chart's period, oldest first (the patent
-	// count chart, alerts marked).
+	// Tracked tells whether the company is tracked, which alone gives the
+	// report its tracking part; Runs are its scheduled runs over the
+	// chart's period, oldest first (the patent count chart, alerts
+	// marked).
 	Tracked bool
 	Runs    []patent.TrackingRun
 	// Months are the company's analyses per month over the chart's period,
 	// oldest first (the analyses chart).
 	Months []patent.MonthCount
+	// Portfolio and Patents are the portfolio facts and the patents
+	// analysed of the company's newest portfolio analysis that has them,
+	// stored at PortfolioAt; nil, empty and zero when none has (the report
+	// then says so in one line). The report lists at most MaxReportPatents
+	// of the patents.
+	Portfolio   *patent.Portfolio
+	Patents     []patent.PatentRef
+	PortfolioAt time.Time
 }
+
+// MaxReportPatents is the most patents the report's table lists; a
+// longer list ends with a line saying how many more there are. Analyses
+// keep far fewer (the search's MAX_PATENTS); this only bounds the report.
+const MaxReportPatents = 100
 
 // PDFOptions are how the PDF report is drawn. The zero value draws it
 // with the Go fonts alone, as PDF does.
@@ -71,7 +87,9 @@ func (s style) span(text string) span {
 
 var (
 	styleTitle   = style{faceBold, 18, 24, 0}
+	stylePart    = style{faceBold, 15, 20, 0} // Portfolio, Tracking, Analyses
 	styleSubhead = style{faceBold, 13, 18, 0}
+	styleMinor   = style{faceBold, 10.5, 15, 0} // a heading inside a part
 	styleMeta    = style{faceRegular, 9, 12.5, 90}
 	styleBody    = style{faceRegular, 10, 14, 0}
 	styleLabel   = style{faceBold, 10, 14, 0}
@@ -84,12 +102,14 @@ const maxSummaryLines = 24
 
 // PDF renders the export report of company to w with the Go fonts: the
 // title "Patent Analysis Report: <company>", "Generated <YYYY-MM-DD HH:MM
-// UTC>" from generated, the summary table (Total Analyses, Analysis Types,
-// Models Used), then one section per record, in the order given, with its
-// type, model, time and text, the text rendered as Markdown. When
-// summary.Total is more than len(records), the report says it shows only
-// the len(records) most recent. It is PDFWithOptions with the zero
-// PDFOptions.
+// UTC>" from generated, the portfolio facts of summary, the tracking chart
+// when summary.Tracked, then the analyses: the summary table (Total
+// Analyses, Analysis Types, Models Used), the chart of analyses per month,
+// and one section per record, in the order given, with its type, model,
+// time and text, the text rendered as Markdown (the package documentation
+// has the layout). When summary.Total is more than len(records), the
+// report says it shows only the len(records) most recent. It is
+// PDFWithOptions with the zero PDFOptions.
 //
 // Text is drawn literally ("<", "&" and quotes appear as such; HTML in the
 // Markdown is shown as written; see the package documentation for what
@@ -227,7 +247,17 @@ func (r *renderer) setFont(family string, size float64) error {
 	return nil
 }
 
-// report lays out the whole document.
+// Vertical gaps of the report's layout, in points.
+const (
+	partGap  = 22.0 // above a part's heading
+	itemGap  = 14.0 // between the tables and charts of a part
+	afterGap = 5.0  // under a part's heading and its meta line
+)
+
+// report lays out the whole document: the title, then the three parts
+// (decisions.md, "patentsvc: what changed, and what the portfolio
+// covers"): the portfolio facts, the tracking chart of a tracked company,
+// and the analyses, opened by their summary and their chart per month.
 func (r *renderer) report(company string, generated time.Time, summary PDFSummary, records []patent.AnalysisRecord) error {
 	if err := r.newPage(); err != nil {
 		return err
@@ -239,16 +269,26 @@ func (r *renderer) report(company string, generated time.Time, summary PDFSummar
 	if err := r.paragraph(styleMeta, marginLeft, contentWidth, "Generated "+generated.UTC().Format("2006-01-02 15:04")+" UTC"); err != nil {
 		return err
 	}
-	r.y += 14
-	if err := r.charts(summary); err != nil {
+	r.y += 6
+	if err := r.portfolio(summary); err != nil {
 		return err
 	}
-	r.y += 16
-	if err := r.paragraph(styleSubhead, marginLeft, contentWidth, "Summary"); err != nil {
+	if summary.Tracked {
+		if err := r.tracking(summary); err != nil {
+			return err
+		}
+	}
+	r.space(partGap)
+	rows, err := r.layFacts(summaryRows(summary))
+	if err != nil {
 		return err
 	}
-	r.y += 4
-	if err := r.summaryTable(summary); err != nil {
+	// The heading keeps the first two rows of the summary table.
+	if err := r.heading(stylePart, "Analyses", afterGap+factsHeight(rows, 2)); err != nil {
+		return err
+	}
+	r.y += afterGap
+	if err := r.factsTable(rows); err != nil {
 		return err
 	}
 	if summary.Total > len(records) {
@@ -258,8 +298,12 @@ func (r *renderer) report(company string, generated time.Time, summary PDFSummar
 			return err
 		}
 	}
+	r.space(itemGap)
+	if err := r.monthChart(summary); err != nil {
+		return err
+	}
 	for i, rec := range records {
-		r.y += 20
+		r.space(20)
 		if err := r.section(i+1, len(records), rec); err != nil {
 			return err
 		}
@@ -267,80 +311,171 @@ func (r *renderer) report(company string, generated time.Time, summary PDFSummar
 	return nil
 }
 
-// Chart heights on the report's first page, in points.
+// heading draws text in style st at the left margin, on a new page unless
+// the heading's lines and need points below it fit on this one: a heading
+// is never the last line of a page. need is capped at a page, so that a
+// heading at the top of a page stays there.
+func (r *renderer) heading(st style, text string, need float64) error {
+	lines, err := r.lines(plainSpans(st, text), contentWidth)
+	if err != nil {
+		return err
+	}
+	if err := r.keep(float64(len(lines))*st.lead + need); err != nil {
+		return err
+	}
+	return r.paragraph(st, marginLeft, contentWidth, text)
+}
+
+// keep starts a new page unless h points fit below r.y on this one (or
+// the page is empty, or h is more than a page).
+func (r *renderer) keep(h float64) error {
+	if r.y > marginTop && r.y+h > contentEnd && h <= contentEnd-marginTop {
+		return r.newPage()
+	}
+	return nil
+}
+
+// Chart heights, in points.
 const (
-	countChartHeight  = 190.0
-	monthChartHeight  = 150.0
-	chartGap          = 14.0
-	chartsTotalHeight = countChartHeight + chartGap + monthChartHeight
+	countChartHeight = 190.0
+	monthChartHeight = 150.0
+	yearChartHeight  = 140.0
 )
 
-// charts draws the report's two charts, one above the other, from r.y: the
-// tracked company's patent count per scheduled run (alerts marked) and its
-// analyses per month.
-func (r *renderer) charts(s PDFSummary) error {
-	// The charts draw in the Go faces, which the renderer adds to the
-	// document when it first uses them: use both first.
+// useChartFonts prepares the document for a chart: the charts draw in
+// the Go faces, which the renderer adds to the document when it first
+// uses them, so it uses both first.
+func (r *renderer) useChartFonts() error {
 	for _, f := range []face{faceRegular, faceBold} {
 		if err := r.setFont(f.family(), styleBody.size); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// chartDrawn moves r.y below a chart of height h and makes the renderer
+// set its font and colours again: the charts set them behind its back.
+func (r *renderer) chartDrawn(h float64) {
+	r.y += h
+	r.family, r.size, r.grey = "", 0, -1
+}
+
+// tracking draws the tracking part of a tracked company: its patent count
+// per scheduled run, alerts marked.
+func (r *renderer) tracking(s PDFSummary) error {
+	r.space(partGap)
+	if err := r.heading(stylePart, "Tracking", afterGap+countChartHeight); err != nil {
+		return err
+	}
+	r.y += afterGap
+	if err := r.useChartFonts(); err != nil {
+		return err
+	}
 	count := Chart{Title: "Patent count per scheduled run", Unit: "patents", Empty: "No runs yet",
 		MarkLabel: "alert", MissingLabel: "search failed"}
-	if !s.Tracked {
-		count.Empty = "Not tracked: no scheduled runs"
-	}
 	if err := DrawLineChart(r.gp, marginLeft, r.y, contentWidth, countChartHeight, count, RunPoints(s.Runs)); err != nil {
 		return err
 	}
-	r.y += countChartHeight + chartGap
+	r.chartDrawn(countChartHeight)
+	return nil
+}
+
+// monthChart draws the company's analyses per month (every company has
+// analyses: the chart is not a tracking one), or a line saying there are
+// none in the period when the caller gave no months.
+func (r *renderer) monthChart(s PDFSummary) error {
+	if len(s.Months) == 0 {
+		return r.paragraph(styleMeta, marginLeft, contentWidth, "No analyses per month to chart.")
+	}
+	if err := r.keep(monthChartHeight); err != nil {
+		return err
+	}
+	if err := r.useChartFonts(); err != nil {
+		return err
+	}
 	months := Chart{Title: "Analyses per month", Unit: "analyses", Empty: "No analyses in the period"}
 	if err := DrawBarChart(r.gp, marginLeft, r.y, contentWidth, monthChartHeight, months, MonthPoints(s.Months)); err != nil {
 		return err
 	}
-	r.y += monthChartHeight
-	// The charts set the document's font and colours behind the
-	// renderer's back: make it set them again.
-	r.family, r.size, r.grey = "", 0, -1
+	r.chartDrawn(monthChartHeight)
 	return nil
 }
 
-// summaryTable draws the three-row table: a grey label column and a
-// value column whose text wraps.
-func (r *renderer) summaryTable(s PDFSummary) error {
-	const (
-		labelWidth = 130.0
-		pad        = 5.0
-	)
-	valueWidth := contentWidth - labelWidth
-	rows := [][2]string{
+// summaryRows are the rows of the summary of the analyses: Total
+// Analyses, Analysis Types, Models Used.
+func summaryRows(s PDFSummary) [][2]string {
+	return [][2]string{
 		{"Total Analyses", strconv.Itoa(s.Total)},
 		{"Analysis Types", list(s.Types)},
 		{"Models Used", list(s.Models)},
 	}
-	for _, row := range rows {
+}
+
+// Geometry of the label and value tables, in points.
+const (
+	summaryLabelWidth = 130.0
+	summaryPad        = 5.0
+)
+
+// factsRow is a row of a label and value table, laid out.
+type factsRow struct {
+	label, value []line
+	height       float64
+}
+
+// layFacts lays out rows of labels and values for factsTable: a value
+// wraps within its column, at most maxSummaryLines lines (a longer one
+// ends in "…"), so that a row always fits on a page.
+func (r *renderer) layFacts(rows [][2]string) ([]factsRow, error) {
+	const pad = summaryPad
+	valueWidth := contentWidth - summaryLabelWidth
+	out := make([]factsRow, len(rows))
+	for i, row := range rows {
 		// Narrower than the cell by the width of the "…" a cut list ends in.
 		lines, err := r.lines(plainSpans(styleBody, row[1]), valueWidth-2*pad-12)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(lines) > maxSummaryLines {
 			lines = lines[:maxSummaryLines]
 			ellipsis, err := r.lines([]span{styleBody.span(" …")}, valueWidth)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, p := range ellipsis[0].pieces {
 				lines[maxSummaryLines-1].add(p)
 			}
 		}
-		label, err := r.lines(plainSpans(styleLabel, row[0]), labelWidth-2*pad)
+		label, err := r.lines(plainSpans(styleLabel, row[0]), summaryLabelWidth-2*pad)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		n := max(len(lines), len(label))
-		h := float64(n)*styleBody.lead + 2*pad
+		out[i] = factsRow{label: label, value: lines, height: float64(n)*styleBody.lead + 2*pad}
+	}
+	return out, nil
+}
+
+// factsHeight is the height of the first n rows.
+func factsHeight(rows []factsRow, n int) float64 {
+	h := 0.0
+	for _, row := range rows[:min(n, len(rows))] {
+		h += row.height
+	}
+	return h
+}
+
+// factsTable draws rows laid out by layFacts: a grey label column and a
+// value column, a row that does not fit on the page on the next one.
+func (r *renderer) factsTable(rows []factsRow) error {
+	const (
+		labelWidth = summaryLabelWidth
+		pad        = summaryPad
+	)
+	valueWidth := contentWidth - labelWidth
+	for _, row := range rows {
+		h := row.height
 		if r.y+h > contentEnd {
 			if err := r.newPage(); err != nil {
 				return err
@@ -352,15 +487,15 @@ func (r *renderer) summaryTable(s PDFSummary) error {
 		r.gp.RectFromUpperLeftWithStyle(marginLeft, r.y, labelWidth, h, "FD")
 		r.gp.RectFromUpperLeftWithStyle(marginLeft+labelWidth, r.y, valueWidth, h, "D")
 		top := r.y + pad
-		for i := range n {
+		for i := range max(len(row.label), len(row.value)) {
 			baseline := baselineOf(top+float64(i)*styleBody.lead, styleBody.lead, styleBody.size)
-			if i < len(label) {
-				if err := r.draw(marginLeft+pad, baseline, label[i]); err != nil {
+			if i < len(row.label) {
+				if err := r.draw(marginLeft+pad, baseline, row.label[i]); err != nil {
 					return err
 				}
 			}
-			if i < len(lines) {
-				if err := r.draw(marginLeft+labelWidth+pad, baseline, lines[i]); err != nil {
+			if i < len(row.value) {
+				if err := r.draw(marginLeft+labelWidth+pad, baseline, row.value[i]); err != nil {
 					return err
 				}
 			}
@@ -389,23 +524,42 @@ func list(values []string) string {
 }
 
 // section draws one analysis: a bold heading with its number and type,
-// its model, time and patent, a rule, then its text as Markdown.
+// its model, time and patent, a rule, then its text as Markdown. The
+// heading starts a new page unless it fits with its meta lines and the
+// first two lines of the text.
 func (r *renderer) section(n, total int, rec patent.AnalysisRecord) error {
-	// Keep the heading, the meta lines and a few lines of text together.
-	if need := styleSubhead.lead + 3*styleMeta.lead + 3*styleBody.lead + 10; r.y+need > contentEnd {
-		if err := r.newPage(); err != nil {
-			return err
-		}
-	}
 	heading := fmt.Sprintf("Analysis %d of %d: %s", n, total, orDash(rec.AnalysisType))
-	if err := r.paragraph(styleSubhead, marginLeft, contentWidth, heading); err != nil {
-		return err
-	}
-	r.y += 2
 	meta := []string{"Model: " + orDash(rec.Model), "Time: " + timeOrDash(rec.Timestamp)}
 	if rec.PatentID != "" {
 		meta = append(meta, "Patent: "+rec.PatentID)
 	}
+	var (
+		src  []byte
+		doc  ast.Node
+		body = block{x: marginLeft, width: contentWidth}
+	)
+	if strings.TrimSpace(rec.Response) != "" {
+		src, doc = parseMarkdown(rec.Response)
+	}
+	need := 2.0 + 4 + 6 + styleMeta.lead // the gaps and the rule; "(no analysis text)"
+	for _, m := range meta {
+		lines, err := r.lines(plainSpans(styleMeta, m), contentWidth)
+		if err != nil {
+			return err
+		}
+		need += float64(len(lines)) * styleMeta.lead
+	}
+	if doc != nil && doc.FirstChild() != nil {
+		h, _, err := r.leadHeight(src, doc.FirstChild(), body, 2, pageRoom)
+		if err != nil {
+			return err
+		}
+		need += h - styleMeta.lead
+	}
+	if err := r.heading(styleSubhead, heading, need); err != nil {
+		return err
+	}
+	r.y += 2
 	for _, m := range meta {
 		if err := r.paragraph(styleMeta, marginLeft, contentWidth, m); err != nil {
 			return err
@@ -416,10 +570,10 @@ func (r *renderer) section(n, total int, rec patent.AnalysisRecord) error {
 	r.gp.SetStrokeColor(200, 200, 200)
 	r.gp.Line(marginLeft, r.y, marginLeft+contentWidth, r.y)
 	r.y += 6
-	if strings.TrimSpace(rec.Response) == "" {
+	if doc == nil {
 		return r.paragraph(styleMeta, marginLeft, contentWidth, "(no analysis text)")
 	}
-	return r.markdown(rec.Response, marginLeft, contentWidth)
+	return r.blocks(src, doc, body)
 }
 
 func orDash(s string) string {

@@ -334,3 +334,45 @@ func TestPDFDeterministic(t *testing.T) {
 		t.Errorf("two renderings of the same report differ")
 	}
 }
+
+// TestPDFHyphens: hyphens are drawn and copied as hyphens: ASCII "-",
+// U+2010 and U+2011 (which the Go fonts lack) as "-", in prose, headings,
+// tables and the title; a soft hyphen (U+00AD) not at a line break is not
+// there at all.
+func TestPDFHyphens(t *testing.T) {
+	records := []patent.AnalysisRecord{{
+		AnalysisType: patent.AnalysisPortfolio, Model: "openai/gpt-4o-mini",
+		Timestamp: time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC),
+		Response: "## Lithium-ion cells\n\nA state-of-the-art pouch cell, non\u2011aqueous, with co\u2010operation " +
+			"between elec\u00ADtro\u00ADlyte makers.\n\n| Cell | Note |\n|---|---|\n| LFP | cobalt-free |\n",
+	}}
+	summary := export.PDFSummary{Total: 1, Types: []string{"portfolio"}, Models: []string{"openai/gpt-4o-mini"}}
+	data := mustRenderPDF(t, "Hy-phen Corp", time.Now(), summary, records, nil)
+	savePDF(t, "hyphens.pdf", data)
+	want := []string{"Hy-phen Corp", "openai/gpt-4o-mini", "Lithium-ion cells", "A state-of-the-art pouch cell, non-aqueous, with co-operation between electrolyte makers.",
+		"cobalt-free", "2025-03-04"}
+	check := func(reader, text string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: the text lacks %q:\n%s", reader, w, text)
+			}
+		}
+		if strings.ContainsAny(text, "\u00AD\u2010\u2011\uFFFD") {
+			t.Errorf("%s: the text has a soft hyphen, a Unicode hyphen or a replacement character:\n%q", reader, text)
+		}
+	}
+	check("ledongthuc/pdf", flat(strings.Join(mustPageTexts(t, data), "\n")))
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Skip("pdftotext not on PATH: the text is checked with one reader only")
+	}
+	path := filepath.Join(t.TempDir(), "hyphens.pdf")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("pdftotext", "-enc", "UTF-8", path, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext: %v", err)
+	}
+	check("pdftotext", flat(string(out)))
+}

@@ -13,7 +13,8 @@ import (
 // widest cell when the table fits; when it does not, the narrow columns
 // keep their width and the others share the rest equally (their text
 // wraps, long words cut), so the table always fits the width. A row that
-// does not fit on the page starts the next one, under the header again. A
+// does not fit on the page starts the next one, under the header again;
+// the header row is kept with the first row. A
 // table with more columns than fit at 30 points each is drawn as records
 // instead: each row a group of "header: value" lines.
 func (r *renderer) table(src []byte, t *east.Table, b block) error {
@@ -36,7 +37,12 @@ func (r *renderer) table(src []byte, t *east.Table, b block) error {
 	for i := range laid {
 		l := &laid[i]
 		fresh := r.y <= marginTop
-		if !fresh && r.y+l.height > contentEnd && l.height <= contentEnd-marginTop {
+		// The header row stays with the first row under it.
+		need := l.height
+		if l.header && i+1 < len(laid) && need+laid[i+1].height <= contentEnd-marginTop {
+			need += laid[i+1].height
+		}
+		if !fresh && r.y+need > contentEnd && need <= contentEnd-marginTop {
 			if err := r.newPage(); err != nil {
 				return err
 			}

@@ -16,6 +16,10 @@ import (
 // question mark that could pass for the text's own.
 const substitute = '\uFFFD'
 
+// softHyphen (U+00AD) marks where a word may be hyphenated: invisible,
+// unless a line breaks there, where it is drawn as "-".
+const softHyphen = '\u00AD'
+
 // tabSpaces is what a tab becomes: gopdf has no tab stops, and the fonts
 // no tab glyph.
 const tabSpaces = "    "
@@ -121,6 +125,18 @@ func (g *glyphs) runs(f face, line string) []run {
 			add(primary, tabSpaces)
 		case c >= 0x20 && c < 0x7f:
 			add(primary, string(c))
+		case c == '\u2010' || c == '\u2011':
+			// Hyphen and non-breaking hyphen, which the Go fonts lack:
+			// the hyphen they draw "-" with (cmap.go). Lines never break
+			// at hyphens, so the non-breaking one keeps its meaning.
+			add(primary, "-")
+		case c == softHyphen:
+			// Kept for words, which makes it a place to break, drawn as
+			// "-" only when a line ends there.
+			add(primary, string(c))
+		case c == '\u2012':
+			// The figure dash, which the Go fonts lack: the en dash.
+			add(primary, "\u2013")
 		case unicode.IsControl(c):
 			// The Go fonts map some control characters to an empty
 			// glyph: substitute them whatever the font says.
@@ -204,6 +220,9 @@ type word struct {
 	width  float64
 	space  piece // the space before the word; empty text when none
 	brk    bool  // a line break, not a word
+	// hyphen is the "-" drawn after the word when a line breaks after
+	// it: the word ended at a soft hyphen. Empty text otherwise.
+	hyphen piece
 }
 
 // words cuts spans into words, choosing each character's font and
@@ -211,84 +230,136 @@ type word struct {
 // indentation) are kept as empty words between them. Pieces are slices of
 // the runs' text: nothing is copied per character.
 func (r *renderer) words(spans []span) ([]word, error) {
-	var (
-		out     []word
-		cur     word
-		pending piece // the space before cur
-		prev    rune
-	)
-	finish := func() {
-		cur.space = pending
-		out = append(out, cur)
-		cur, pending = word{}, piece{}
-	}
+	wc := wordCutter{r: r}
 	for _, s := range spans {
 		if s.brk {
-			if len(cur.pieces) > 0 {
-				finish()
-			}
-			out = append(out, word{brk: true})
-			cur, pending, prev = word{}, piece{}, 0
+			wc.lineBreak()
 			continue
 		}
 		for _, rn := range r.glyphs.runs(s.face, s.text) {
-			widths := r.widthTable(rn.family, s.size)
-			p := piece{family: rn.family, size: s.size, grey: s.grey, code: s.code}
-			start := -1 // of the piece being read, in rn.text
-			flush := func(end int) {
-				if start >= 0 && end > start {
-					q := p
-					q.text = rn.text[start:end]
-					cur.pieces = append(cur.pieces, q)
-				}
-				start, p.width = -1, 0
+			if err := wc.cut(s, rn); err != nil {
+				return nil, err
 			}
-			for i, c := range rn.text {
-				w, ok := widths[c]
-				if !ok {
-					var err error
-					if w, err = r.charWidth(rn.family, s.size, c); err != nil {
-						return nil, err
-					}
-				}
-				if c == ' ' {
-					flush(i)
-					finish()
-					pending = piece{family: rn.family, size: s.size, grey: s.grey, code: s.code, text: rn.text[i : i+1], width: w}
-					prev = c
-					continue
-				}
-				if (start >= 0 || len(cur.pieces) > 0) && breakBetween(prev, c) {
-					flush(i)
-					finish()
-				}
-				if start < 0 {
-					start = i
-				}
-				p.width += w
-				cur.width += w
-				prev = c
-			}
-			flush(len(rn.text))
 		}
 	}
-	if len(cur.pieces) > 0 {
-		finish()
+	if len(wc.cur.pieces) > 0 {
+		wc.finish()
 	}
-	return out, nil
+	return wc.out, nil
+}
+
+// wordCutter is the state of words between runs: a word may go on from
+// one run, or span, into the next.
+type wordCutter struct {
+	r       *renderer
+	out     []word // the words cut so far
+	cur     word   // the word being read
+	pending piece  // the space before cur
+	prev    rune   // the character before, 0 at the start of a line
+}
+
+// finish ends cur, with the space before it, and starts a new word.
+func (wc *wordCutter) finish() {
+	wc.cur.space = wc.pending
+	wc.out = append(wc.out, wc.cur)
+	wc.cur, wc.pending = word{}, piece{}
+}
+
+// lineBreak ends the word being read and adds a line-break word.
+func (wc *wordCutter) lineBreak() {
+	if len(wc.cur.pieces) > 0 {
+		wc.finish()
+	}
+	wc.out = append(wc.out, word{brk: true})
+	wc.cur, wc.pending, wc.prev = word{}, piece{}, 0
+}
+
+// cut reads rn, a run of span s, into words: the pieces of cur, slices of
+// rn.text, end at spaces, at soft hyphens and where breakBetween allows a
+// break, and at the end of the run.
+func (wc *wordCutter) cut(s span, rn run) error {
+	widths := wc.r.widthTable(rn.family, s.size)
+	p := piece{family: rn.family, size: s.size, grey: s.grey, code: s.code}
+	start := -1 // of the piece being read, in rn.text
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			q := p
+			q.text = rn.text[start:end]
+			wc.cur.pieces = append(wc.cur.pieces, q)
+		}
+		start, p.width = -1, 0
+	}
+	for i, c := range rn.text {
+		if c == softHyphen {
+			flush(i)
+			if err := wc.softHyphen(p); err != nil {
+				return err
+			}
+			continue
+		}
+		w, ok := widths[c]
+		if !ok {
+			var err error
+			if w, err = wc.r.charWidth(rn.family, s.size, c); err != nil {
+				return err
+			}
+		}
+		if c == ' ' {
+			flush(i)
+			wc.finish()
+			wc.pending = p
+			wc.pending.text, wc.pending.width = rn.text[i:i+1], w
+			wc.prev = c
+			continue
+		}
+		if (start >= 0 || len(wc.cur.pieces) > 0) && breakBetween(wc.prev, c) {
+			flush(i)
+			wc.finish()
+		}
+		if start < 0 {
+			start = i
+		}
+		p.width += w
+		wc.cur.width += w
+		wc.prev = c
+	}
+	flush(len(rn.text))
+	return nil
+}
+
+// softHyphen handles a soft hyphen read in the font of p: a place to
+// break, with no space, where the word ends with the hyphen it shows if
+// the line breaks there. Two in a row, or one after a space, are one
+// place. It is never given to gopdf, not even to measure: the glyph is
+// the one "-" is drawn with (cmap.go), and copying would give U+00AD for
+// both.
+func (wc *wordCutter) softHyphen(p piece) error {
+	if len(wc.cur.pieces) == 0 {
+		return nil
+	}
+	hw, err := wc.r.charWidth(p.family, p.size, '-')
+	if err != nil {
+		return err
+	}
+	wc.cur.hyphen = p
+	wc.cur.hyphen.text, wc.cur.hyphen.width = "-", hw
+	wc.finish()
+	return nil
 }
 
 // layout calls emit with the lines words take within width: lines break
 // at spaces (the spaces after a break are dropped; those at the start of a
-// line of the text are kept, as indentation), at CJK characters, and at
-// each line-break word; a word wider than width (a URL, a long identifier)
-// starts a line of its own and is cut wherever it must be. At least one
-// line is emitted, empty for no words.
+// line of the text are kept, as indentation), at CJK characters, at soft
+// hyphens (the line then ends with "-"), and at each line-break word; a
+// word wider than width (a URL, a long identifier) starts a line of its
+// own and is cut wherever it must be. At least one line is emitted, empty
+// for no words.
 func (r *renderer) layout(words []word, width float64, emit func(line) error) error {
 	var (
 		cur     line
-		open    bool // there is a line being filled
-		wrapped bool // a break has happened since the last line break
+		open    bool  // there is a line being filled
+		wrapped bool  // a break has happened since the last line break
+		hyphen  piece // the hyphen of the last word on cur
 		emitted bool
 	)
 	out := func(l line) error {
@@ -302,11 +373,11 @@ func (r *renderer) layout(words []word, width float64, emit func(line) error) er
 			if err := out(cur); err != nil {
 				return err
 			}
-			cur, open, wrapped = line{}, false, false
+			cur, open, wrapped, hyphen = line{}, false, false, piece{}
 		case !open && wrapped && len(w.pieces) == 0:
 			// spaces after a break
 		case !open && w.width <= width:
-			cur, open = line{}, true
+			cur, open, hyphen = line{}, true, w.hyphen
 			for _, p := range w.pieces {
 				cur.add(p)
 			}
@@ -315,17 +386,26 @@ func (r *renderer) layout(words []word, width float64, emit func(line) error) er
 			if err != nil {
 				return err
 			}
-			cur, open, wrapped = rest, true, true
-		case cur.width+w.space.width+w.width <= width:
+			cur, open, wrapped, hyphen = rest, true, true, w.hyphen
+		case cur.width+w.space.width+w.width+w.hyphen.width <= width:
+			// A word that ends at a soft hyphen fits with its hyphen,
+			// in case the line breaks after it.
 			cur.add(w.space)
 			for _, p := range w.pieces {
 				cur.add(p)
 			}
+			hyphen = w.hyphen
 		default:
+			// The line breaks before w: after a soft hyphen, it shows.
+			// Only a word that fills a line on its own leaves no room
+			// for it; that line goes without.
+			if hyphen.text != "" && cur.width+hyphen.width <= width {
+				cur.add(hyphen)
+			}
 			if err := out(cur); err != nil {
 				return err
 			}
-			cur, open, wrapped = line{}, false, true
+			cur, open, wrapped, hyphen = line{}, false, true, piece{}
 			continue // the word starts the next line
 		}
 		i++
@@ -443,11 +523,15 @@ func (r *renderer) widthTable(family string, size float64) map[rune]float64 {
 }
 
 // measure is the width of s drawn in face f at size, fonts chosen as
-// glyphs.runs chooses them.
+// glyphs.runs chooses them, soft hyphens unseen (as on a line they do not
+// end).
 func (r *renderer) measure(f face, size float64, s string) (float64, error) {
 	total := 0.0
 	for _, rn := range r.glyphs.runs(f, s) {
 		for _, c := range rn.text {
+			if c == softHyphen {
+				continue
+			}
 			w, err := r.charWidth(rn.family, size, c)
 			if err != nil {
 				return 0, err

@@ -160,6 +160,9 @@ func TestRuns(t *testing.T) {
 		{in: "zero\u200bwidth\u200djoin\ufeff", want: "zerowidthjoin"},
 		{in: "nul\x00bell\x07", want: "nul\uFFFDbell\uFFFD"},
 		{in: "bad \xff utf8", want: "bad \uFFFD utf8"},
+		// Hyphens the Go fonts lack become "-"; a soft hyphen stays for
+		// words to break at; a figure dash is an en dash.
+		{in: "co\u2010op non\u2011stop elec\u00ADtro 1\u20122", want: "co-op non-stop elec\u00ADtro 1\u20132"},
 	} {
 		for _, g := range []*glyphs{plain, cjk} {
 			want := tt.want

@@ -102,6 +102,7 @@ func handleExportPDF(ex PDFExporter, opts export.PDFOptions, logger *slog.Logger
 			summary export.PDFSummary
 			types   = map[string]bool{}
 			models  = map[string]bool{}
+			facts   bool // summary has the portfolio facts
 		)
 		err = ex.EachAnalysis(ctx, name.String(), func(r patent.AnalysisRecord) error {
 			summary.Total++
@@ -111,6 +112,13 @@ func handleExportPDF(ex PDFExporter, opts export.PDFOptions, logger *slog.Logger
 			}
 			if len(records) < PDFExportMax {
 				records = append(records, r)
+			}
+			// The report opens with the portfolio facts of the newest
+			// portfolio analysis that kept them (analyses come newest
+			// first; those stored before the facts were kept have none).
+			if !facts && r.AnalysisType == patent.AnalysisPortfolio && (r.Portfolio != nil || len(r.Patents) > 0) {
+				summary.Portfolio, summary.Patents, summary.PortfolioAt = r.Portfolio, r.Patents, r.Timestamp
+				facts = true
 			}
 			return nil
 		})
@@ -139,7 +147,7 @@ func chartSeries(ctx context.Context, ex PDFExporter, name patent.CompanyName, g
 	start := time.Date(generated.Year(), generated.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, -ChartMonths, 0)
 	_, runs, err := ex.TrackingHistory(ctx, name, start)
 	switch {
-	case errors.Is(err, patent.ErrNotFound): // not tracked: the chart says so
+	case errors.Is(err, patent.ErrNotFound): // not tracked: no tracking chart
 	case err != nil:
 		return err
 	default:

@@ -164,38 +164,115 @@ func TestAnalytics(t *testing.T) {
 	wantStatus(t, en.do(t, request{target: "/analytics/summary"}), http.StatusUnauthorized)
 }
 
-// TestExportPDFCharts: the report opens with the two charts, fed from the
-// store: an untracked company's count chart says so, a tracked one's
-// waits for its first run.
+// TestExportPDFCharts: the report's charts, fed from the store: an
+// untracked company has no tracking chart at all, a tracked one's waits
+// for its first run; every company has its analyses per month.
 func TestExportPDFCharts(t *testing.T) {
 	en := newEnv(t)
 	_, tb := en.newUser(t, "ada@example.com")
 	seedExports(t, en)
-	firstPage := func() string {
+	page := func() string {
 		t.Helper()
-		rec := en.do(t, request{target: "/export/Acme%20Corp/pdf", token: tb.AccessToken})
-		wantStatus(t, rec, http.StatusOK)
-		body := rec.Body.Bytes()
-		r, err := lpdf.NewReader(bytes.NewReader(body), int64(len(body)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := r.Page(1).GetPlainText(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(strings.Fields(s), " ")
+		return exportPDFText(t, en, tb.AccessToken, "Acme%20Corp")
 	}
-	page := firstPage()
-	for _, want := range []string{"Patent count per scheduled run", "Not tracked: no scheduled runs", "Analyses per month"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("untracked: the first page lacks %q: %s", want, page)
+	text := page()
+	if !strings.Contains(text, "Analyses per month") {
+		t.Errorf("untracked: the report lacks the chart of analyses per month: %s", text)
+	}
+	for _, unwanted := range []string{"Tracking", "Patent count per scheduled run", "Not tracked", "No runs yet"} {
+		if strings.Contains(text, unwanted) {
+			t.Errorf("untracked: the report shows %q: %s", unwanted, text)
 		}
 	}
 	if _, err := en.st.CreateTracked(context.Background(), patent.CompanyName("Acme Corp")); err != nil {
 		t.Fatal(err)
 	}
-	if page := firstPage(); !strings.Contains(page, "No runs yet") || strings.Contains(page, "Not tracked") {
-		t.Errorf("tracked, no run yet: the first page reads %s", page)
+	if text := page(); !strings.Contains(text, "Tracking Patent count per scheduled run") || !strings.Contains(text, "No runs yet") {
+		t.Errorf("tracked, no run yet: the report reads %s", text)
+	}
+}
+
+// exportPDFText fetches the company's PDF report through the server and
+// returns its text, all pages, white space collapsed.
+func exportPDFText(t *testing.T, en *env, token, company string) string {
+	t.Helper()
+	rec := en.do(t, request{target: "/export/" + company + "/pdf", token: token})
+	wantStatus(t, rec, http.StatusOK)
+	body := rec.Body.Bytes()
+	r, err := lpdf.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []string
+	for i := 1; i <= r.NumPage(); i++ {
+		s, err := r.Page(i).GetPlainText(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, s)
+	}
+	return strings.Join(strings.Fields(strings.Join(pages, " ")), " ")
+}
+
+// TestExportPDFPortfolio: the report opens with the portfolio facts of the
+// company's newest portfolio analysis that has them, as the store keeps
+// them: its patents, CPC shares and publication years; newer analyses
+// without facts (single-patent ones, or stored before facts were kept)
+// are passed over, and a company with none gets a line saying so.
+func TestExportPDFPortfolio(t *testing.T) {
+	en := newEnv(t)
+	_, tb := en.newUser(t, "ada@example.com")
+	ctx := context.Background()
+	at := func(day int) time.Time { return time.Date(2026, 11, day, 9, 0, 0, 0, time.UTC) }
+	ref := func(id, title string) patent.PatentRef {
+		return patent.PatentRef{PatentID: id, Title: title, PublicationDate: "2024-05-07", Read: true,
+			PDFLink: "https://patentimages.storage.googleapis.com/aa/bb/cc/0123456789abcd/" + id + ".pdf"}
+	}
+	for _, rec := range []patent.AnalysisRecord{
+		{AnalysisType: patent.AnalysisPortfolio, Response: "Older portfolio.", Timestamp: at(10),
+			Portfolio: &patent.Portfolio{CPC: []patent.CPCShare{{Code: "A61B", Share: 1}}}, Patents: []patent.PatentRef{ref("US1111111B2", "Older patent")}},
+		{AnalysisType: patent.AnalysisPortfolio, Response: "Newest portfolio with facts.", Timestamp: at(20),
+			Portfolio: &patent.Portfolio{
+				CPC:    []patent.CPCShare{{Code: "H01M", Share: 0.6}, {Code: "B60L", Share: 0.4}},
+				ByYear: []patent.YearCount{{Year: 2023, Count: 1}, {Year: 2024, Count: 2}}, Granted: 2, Applications: 1,
+				Countries: []patent.CountryCount{{Country: "US", Active: 2, Inactive: 1}},
+			},
+			Patents: []patent.PatentRef{ref("US11394072B2", "Battery module with cooling-plate interleaving"), ref("US11762912B2", "Pouch cell")}},
+		{AnalysisType: patent.AnalysisPortfolio, Response: "Stored before facts were kept.", Timestamp: at(21)},
+		{AnalysisType: patent.AnalysisSinglePatent, PatentID: "US9999999B2", Response: "Single patent.", Timestamp: at(22)},
+	} {
+		rec.CompanyName, rec.Model = "Acme Corp", "openai/gpt-4o-mini"
+		if _, err := en.st.CreateAnalysis(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := exportPDFText(t, en, tb.AccessToken, "Acme%20Corp")
+	rest := text
+	for _, want := range []string{"Portfolio", "From the portfolio analysis of 2026-11-20 09:00 UTC.", "Patents analysed 2",
+		"Search results 3: 2 granted, 1 application", "Countries US 2 active, 1 inactive",
+		"CPC classes", "H01M", "60.0%", "B60L", "40.0%", "Search results per publication year", "2023", "2024",
+		"Patents analysed", "US11394072B2", "Battery module with cooling-plate interleaving",
+		"patentimages.storage.googleapis.com/…/US11394072B2.pdf", "2024-05-07", "US11762912B2", "Pouch cell",
+		"Analyses", "Total Analyses 4", "Analysis 1 of 4: single_patent"} {
+		i := strings.Index(rest, want)
+		if i < 0 {
+			t.Errorf("the report lacks %q after what comes before it: %s", want, text)
+			continue
+		}
+		rest = rest[i+len(want):]
+	}
+	if strings.Contains(text, "US1111111B2") || strings.Contains(text, "A61B") {
+		t.Errorf("the report shows the older portfolio's facts: %s", text)
+	}
+
+	// A company with single-patent analyses only has no portfolio facts.
+	if _, err := en.st.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Solo Inc", AnalysisType: patent.AnalysisSinglePatent,
+		PatentID: "US8427103B2", Model: "openai/gpt-4o-mini", Response: "One patent.", Timestamp: at(22)}); err != nil {
+		t.Fatal(err)
+	}
+	text = exportPDFText(t, en, tb.AccessToken, "Solo%20Inc")
+	if !strings.Contains(text, "Portfolio No portfolio facts: none of this company's stored portfolio analyses has them.") ||
+		strings.Contains(text, "CPC classes") || strings.Contains(text, "Patents analysed") {
+		t.Errorf("no portfolio facts: the report reads %s", text)
 	}
 }
