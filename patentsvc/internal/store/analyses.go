@@ -82,7 +82,9 @@ func (s *Store) ListAnalyses(ctx context.Context, company string, limit int, aft
 	}
 	rows, next, err := listPage(keys, limit, func(ids []int64) ([]analysisRow, error) {
 		var rows []analysisRow
-		err := s.db.WithContext(ctx).Where("id IN ?", ids).Order(newest).Find(&rows).Error
+		// The listing shows neither the portfolio nor the patents: they are
+		// not read (a page's bytes are its answers').
+		err := s.db.WithContext(ctx).Omit("portfolio", "patents").Where("id IN ?", ids).Order(newest).Find(&rows).Error
 		return rows, err
 	}, analysisRow.key)
 	if err != nil {
