@@ -102,8 +102,11 @@ cgo-check:
 		echo "make test needs cgo for the race detector, and CGO_ENABLED is 0: unset it or set CGO_ENABLED=1" >&2; exit 1; \
 	fi
 
+# -timeout 20m: patentsvc's cmd package starts the service many times over
+# (process tests on both databases); under the race detector on two cores
+# it takes several minutes, near go test's default 10.
 test: cgo-check vet ## vet, then run every module's tests with the race detector (needs a C compiler: gcc or clang)
-	@set -e; for m in $(MODULES); do echo "== test $$m"; (cd $$m && go test -race -count=1 ./...); done
+	@set -e; for m in $(MODULES); do echo "== test $$m"; (cd $$m && go test -race -count=1 -timeout 20m ./...); done
 	@echo "== vinsvc end-to-end tests on the real vPIC snapshot, without -race (the race detector makes a snapshot load take minutes)"
 	@cd vinsvc && out=$$(go test -count=1 -v -run 'Snapshot' ./cmd/vinsvc/ 2>&1); rc=$$?; \
 		echo "$$out" | grep -E -- '--- (PASS|SKIP|FAIL)|^(ok|FAIL)'; [ $$rc -eq 0 ] || { echo "$$out" | tail -50; exit $$rc; }

@@ -859,13 +859,14 @@ type TrackingPoint struct {
 	Alert bool `json:"alert"`
 
 	// DroppedPatents The ids of the patents of the latest earlier run that this run's
-	// search no longer returned, sorted; empty for a failed run and for
-	// the first run. Not a legal status (see `GET /admin/changes`).
+	// search no longer returned, sorted; empty for a run whose search
+	// failed and for the first run. Not a legal status (see `GET
+	// /admin/changes`).
 	DroppedPatents []PatentId `json:"dropped_patents"`
 
 	// NewPatents The ids of the patents the run found that no earlier run of the
 	// company's tracking had seen, in the search's order; empty for a
-	// failed run and for the first run (the baseline).
+	// run whose search failed and for the first run (the baseline).
 	NewPatents []PatentId `json:"new_patents"`
 
 	// PatentCount The search's recent-patent count; null when the search failed.
@@ -1681,8 +1682,9 @@ type ClientInterface interface {
 	// at or after `since` that found new or dropped patents, of the
 	// companies tracked now, ordered by `run_at` and then the run's id,
 	// both descending, keyset-paged: a page starts strictly after its
-	// cursor. Runs that changed nothing, failed runs and first runs (a
-	// company's baseline) are not listed. A page is bounded by bytes as
+	// cursor. Runs that changed nothing, runs whose search failed and
+	// first runs (a company's baseline) are not listed; a run whose
+	// analysis failed after its search answered is, as its search found. A page is bounded by bytes as
 	// well as by `limit` (4 MiB of stored changes, at least one run), so
 	// it may hold fewer than `limit` items while `next_cursor` is not
 	// null: follow `next_cursor` until it is null to get every run
@@ -1759,8 +1761,9 @@ type ClientInterface interface {
 	// recent-patent count (null when the search failed), whether the run
 	// succeeded, whether it raised an alert, and the ids of the patents it
 	// found new and no longer found (`new_patents`, `dropped_patents`;
-	// both empty for a failed run and for the company's first run, its
-	// baseline). The match is
+	// both empty for a run whose search failed and for the company's
+	// first run, its baseline; a run whose analysis failed after the
+	// search keeps them). The match is
 	// case-insensitive; `company_name` in the answer is the name as first
 	// written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 	// a longer window answers what is kept; a company untracked and
@@ -2180,8 +2183,9 @@ func (c *Client) ListAlerts(ctx context.Context, params *ListAlertsParams, reqEd
 // at or after `since` that found new or dropped patents, of the
 // companies tracked now, ordered by `run_at` and then the run's id,
 // both descending, keyset-paged: a page starts strictly after its
-// cursor. Runs that changed nothing, failed runs and first runs (a
-// company's baseline) are not listed. A page is bounded by bytes as
+// cursor. Runs that changed nothing, runs whose search failed and
+// first runs (a company's baseline) are not listed; a run whose
+// analysis failed after its search answered is, as its search found. A page is bounded by bytes as
 // well as by `limit` (4 MiB of stored changes, at least one run), so
 // it may hold fewer than `limit` items while `next_cursor` is not
 // null: follow `next_cursor` until it is null to get every run
@@ -2318,8 +2322,9 @@ func (c *Client) UntrackCompany(ctx context.Context, companyName CompanyNamePath
 // recent-patent count (null when the search failed), whether the run
 // succeeded, whether it raised an alert, and the ids of the patents it
 // found new and no longer found (`new_patents`, `dropped_patents`;
-// both empty for a failed run and for the company's first run, its
-// baseline). The match is
+// both empty for a run whose search failed and for the company's
+// first run, its baseline; a run whose analysis failed after the
+// search keeps them). The match is
 // case-insensitive; `company_name` in the answer is the name as first
 // written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 // a longer window answers what is kept; a company untracked and
@@ -5181,8 +5186,9 @@ type ClientWithResponsesInterface interface {
 	// at or after `since` that found new or dropped patents, of the
 	// companies tracked now, ordered by `run_at` and then the run's id,
 	// both descending, keyset-paged: a page starts strictly after its
-	// cursor. Runs that changed nothing, failed runs and first runs (a
-	// company's baseline) are not listed. A page is bounded by bytes as
+	// cursor. Runs that changed nothing, runs whose search failed and
+	// first runs (a company's baseline) are not listed; a run whose
+	// analysis failed after its search answered is, as its search found. A page is bounded by bytes as
 	// well as by `limit` (4 MiB of stored changes, at least one run), so
 	// it may hold fewer than `limit` items while `next_cursor` is not
 	// null: follow `next_cursor` until it is null to get every run
@@ -5267,8 +5273,9 @@ type ClientWithResponsesInterface interface {
 	// recent-patent count (null when the search failed), whether the run
 	// succeeded, whether it raised an alert, and the ids of the patents it
 	// found new and no longer found (`new_patents`, `dropped_patents`;
-	// both empty for a failed run and for the company's first run, its
-	// baseline). The match is
+	// both empty for a run whose search failed and for the company's
+	// first run, its baseline; a run whose analysis failed after the
+	// search keeps them). The match is
 	// case-insensitive; `company_name` in the answer is the name as first
 	// written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 	// a longer window answers what is kept; a company untracked and
@@ -9268,8 +9275,9 @@ func (c *ClientWithResponses) ListAlertsWithResponse(ctx context.Context, params
 // at or after `since` that found new or dropped patents, of the
 // companies tracked now, ordered by `run_at` and then the run's id,
 // both descending, keyset-paged: a page starts strictly after its
-// cursor. Runs that changed nothing, failed runs and first runs (a
-// company's baseline) are not listed. A page is bounded by bytes as
+// cursor. Runs that changed nothing, runs whose search failed and
+// first runs (a company's baseline) are not listed; a run whose
+// analysis failed after its search answered is, as its search found. A page is bounded by bytes as
 // well as by `limit` (4 MiB of stored changes, at least one run), so
 // it may hold fewer than `limit` items while `next_cursor` is not
 // null: follow `next_cursor` until it is null to get every run
@@ -9390,8 +9398,9 @@ func (c *ClientWithResponses) UntrackCompanyWithResponse(ctx context.Context, co
 // recent-patent count (null when the search failed), whether the run
 // succeeded, whether it raised an alert, and the ids of the patents it
 // found new and no longer found (`new_patents`, `dropped_patents`;
-// both empty for a failed run and for the company's first run, its
-// baseline). The match is
+// both empty for a run whose search failed and for the company's
+// first run, its baseline; a run whose analysis failed after the
+// search keeps them). The match is
 // case-insensitive; `company_name` in the answer is the name as first
 // written. Runs are kept `TRACKING_HISTORY_DAYS` (3650 by default), so
 // a longer window answers what is kept; a company untracked and

@@ -163,7 +163,9 @@ func TestJobsFairPerUser(t *testing.T) {
 	waitFor(t, time.Minute, "the second user's job completed", func() bool { return jobStatus(t, r, quiet, mine) == "completed" })
 
 	// From the database: the first user's jobs that started after the
-	// second user's was submitted and before it ended.
+	// second user's was submitted and before it started (while it ran, the
+	// other slot rightly keeps running the first user's backlog: on a busy
+	// machine the second user's job runs long enough for several).
 	st, _ := storetest.OpenDSN(t, store.SQLite, path, time.Now, queue.Config{}, queue.Handlers{})
 	q, err := st.Job(t.Context(), mine)
 	if err != nil {
@@ -175,13 +177,13 @@ func TestJobsFairPerUser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.StartedAt != nil && b.StartedAt.After(q.CreatedAt) && !b.StartedAt.After(q.UpdatedAt) {
+		if b.StartedAt != nil && q.StartedAt != nil && b.StartedAt.After(q.CreatedAt) && b.StartedAt.Before(*q.StartedAt) {
 			overtook++
 		}
 	}
-	t.Logf("%d of the first user's jobs started while the second user's waited and ran", overtook)
-	if overtook > 1 {
-		t.Errorf("%d of the first user's backlog started between the second user's submission and its end, want at most 1", overtook)
+	t.Logf("%d of the first user's jobs started while the second user's waited", overtook)
+	if q.StartedAt == nil || overtook > 1 {
+		t.Errorf("%d of the first user's backlog started between the second user's submission and its start (%v), want at most 1", overtook, q.StartedAt)
 	}
 	r.stop(t)
 }

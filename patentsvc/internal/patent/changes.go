@@ -72,6 +72,18 @@ func DiffPublications(seen func(id string) bool, last []string, current []Public
 	return ch
 }
 
+// StartsBaseline reports whether a run whose search answered found
+// publications starts a tracked company's record of what its runs see
+// (its baseline: nothing is new on it). It does when no run has started it
+// yet (seenSince nil) and either the company was never analysed before (its
+// first run, whatever it found) or the run found patents: a company
+// analysed before the record existed (tracked before migration 0011)
+// starts on an answer with patents, since an empty one, a search's bad
+// day maybe, would make its whole next page new.
+func StartsBaseline(seenSince *time.Time, analysedBefore bool, found int) bool {
+	return seenSince == nil && (!analysedBefore || found > 0)
+}
+
 // AlertTypeNewPatents is the alert of a scheduled run that found patents
 // not seen in the company's earlier runs.
 const AlertTypeNewPatents = "new_patents"

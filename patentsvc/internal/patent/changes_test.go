@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
@@ -85,5 +86,27 @@ func TestNewPatentsAlert(t *testing.T) {
 	if a.NewValue != 120 || len(a.Patents) != patent.MaxAlertPatents || a.Patents[0].PatentID != ids[0] ||
 		!strings.HasSuffix(a.Message, "and 117 more") {
 		t.Errorf("120 new: new_value %v, %d listed, message %q", a.NewValue, len(a.Patents), a.Message)
+	}
+}
+
+func TestStartsBaseline(t *testing.T) {
+	since := time.Now()
+	for _, tt := range []struct {
+		name           string
+		since          *time.Time
+		analysedBefore bool
+		found          int
+		want           bool
+	}{
+		{"a new company's first run", nil, false, 3, true},
+		{"a new company's first run, nothing found", nil, false, 0, true},
+		{"tracked before the record existed, patents found", nil, true, 3, true},
+		{"tracked before the record existed, an empty answer", nil, true, 0, false},
+		{"the record started already", &since, true, 3, false},
+		{"the record started already, empty", &since, false, 0, false},
+	} {
+		if got := patent.StartsBaseline(tt.since, tt.analysedBefore, tt.found); got != tt.want {
+			t.Errorf("%s: StartsBaseline = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

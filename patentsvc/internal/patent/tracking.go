@@ -119,16 +119,21 @@ type RunOutcome struct {
 	// changed (empty for the baseline run).
 	Seen    []string
 	Changes PatentChanges
+	// Baseline: this run starts the company's record of what runs saw
+	// (SeenPatents.Since is set to At).
+	Baseline bool
 	// Alerts are the alerts the run raised (none, or a patent_count_change
 	// and a new_patents alert), stored with their webhook deliveries.
 	Alerts []Alert
 }
 
-// SeenPatents is what a tracked company's earlier runs saw: since when
-// (nil: no run kept them yet, so the next is the baseline), every
-// publication number, and those of the latest run whose search answered.
+// SeenPatents is what a tracked company's earlier runs saw of the
+// publication numbers a run asks about: since when runs keep them (nil:
+// none yet, so this run may be the baseline), those of the numbers asked
+// about that an earlier run saw (Known), and the numbers of the latest run
+// whose search answered (Last).
 type SeenPatents struct {
 	Since *time.Time
-	All   map[string]bool
+	Known map[string]bool
 	Last  []string
 }

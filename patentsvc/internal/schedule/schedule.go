@@ -82,9 +82,9 @@ type Store interface {
 	QueueDue(ctx context.Context, limit int) (seen, queued int, err error)
 	// TrackedCompany returns a tracked company, or patent.ErrNotFound.
 	TrackedCompany(ctx context.Context, id int64) (patent.TrackedCompany, error)
-	// SeenPatents returns what the company's earlier runs saw, or
+	// SeenPatents returns what the company's earlier runs saw of ids, or
 	// patent.ErrNotFound.
-	SeenPatents(ctx context.Context, id int64) (patent.SeenPatents, error)
+	SeenPatents(ctx context.Context, id int64, ids []string) (patent.SeenPatents, error)
 	// RecordRun records a run whose search answered, what it saw, and its
 	// row in the company's history, while the company is still due at
 	// due. The run's alerts and the webhook deliveries compose returns for
@@ -346,19 +346,23 @@ func (s *Scheduler) analyse(ctx context.Context, c patent.TrackedCompany, due, d
 		_, err := s.store.RecordFailure(wctx, c.ID, due, at, failures, next)
 		return s.recorded(ctx, log, err, nil)
 	}
-	seen, err := s.store.SeenPatents(wctx, c.ID)
+	ids := make([]string, len(res.Publications))
+	for i, p := range res.Publications {
+		ids[i] = p.PatentID
+	}
+	seen, err := s.store.SeenPatents(wctx, c.ID, ids)
 	if errors.Is(err, patent.ErrNotFound) {
 		return nil // untracked meanwhile: nothing to record
 	}
 	if err != nil {
 		return s.recorded(ctx, log, err, nil)
 	}
-	out := s.outcome(c, seen, res)
+	out := s.outcome(c, seen, res, ids)
 	out.At, out.Failures, out.Next = at, failures, next
 	recorded, err := s.store.RecordRun(wctx, c.ID, due, out, s.onAlert)
 	if err == nil && recorded {
 		log.InfoContext(ctx, "scheduled analysis done", "patent_count", res.TotalResults, "previous", c.LastPatentCount,
-			"success", res.Success, "baseline", c.LastAnalysisAt == nil, "new_patents", len(out.Changes.New),
+			"success", res.Success, "baseline", out.Baseline, "new_patents", len(out.Changes.New),
 			"dropped_patents", len(out.Changes.Dropped))
 		for _, a := range out.Alerts {
 			log.InfoContext(ctx, "tracking alert", "alert_type", a.AlertType, "message", a.Message)
@@ -374,14 +378,12 @@ func (s *Scheduler) analyse(ctx context.Context, c patent.TrackedCompany, due, d
 // patents rule (patent.NewPatentsAlert, when NewPatentAlerts). The alerts
 // are stored with the run, in its transaction: the run's history row says
 // whether it raised one, and neither is ever committed without the other.
-func (s *Scheduler) outcome(c patent.TrackedCompany, seen patent.SeenPatents, res patent.CompanyAnalysis) patent.RunOutcome {
-	out := patent.RunOutcome{Count: res.TotalResults, Seen: make([]string, len(res.Publications))}
-	for i, p := range res.Publications {
-		out.Seen[i] = p.PatentID
-	}
+func (s *Scheduler) outcome(c patent.TrackedCompany, seen patent.SeenPatents, res patent.CompanyAnalysis, ids []string) patent.RunOutcome {
+	out := patent.RunOutcome{Count: res.TotalResults, Seen: ids}
 	if seen.Since != nil {
-		out.Changes = patent.DiffPublications(func(id string) bool { return seen.All[id] }, seen.Last, res.Publications)
+		out.Changes = patent.DiffPublications(func(id string) bool { return seen.Known[id] }, seen.Last, res.Publications)
 	}
+	out.Baseline = patent.StartsBaseline(seen.Since, c.LastAnalysisAt != nil, len(ids))
 	if c.LastAnalysisAt != nil {
 		if a, ok := patent.CountChangeAlert(c.CompanyName, c.LastPatentCount, res.TotalResults, s.cfg.Threshold); ok {
 			out.Alerts = append(out.Alerts, a)

@@ -93,14 +93,15 @@ func parseAnswer(body []byte, limit int, quote func(string) string) (patent.Sear
 	return res, nil
 }
 
-// readResults adds organic's results to res: each with a valid
+// readResults adds organic's first pageSize results to res: each with a valid
 // publication number, once, to the publications; those with a PDF link
 // also to the patents, up to limit (all when limit <= 0). It returns the
 // portfolio the results and the classification summary cpc make.
 func readResults(res *patent.SearchResult, organic []json.RawMessage, limit int, cpc []patent.CPCPercentage) *patent.Portfolio {
 	facts := patent.PortfolioInput{CPC: cpc}
 	seen := make(map[string]bool, len(organic))
-	for _, raw := range organic {
+	// One page is asked for (num=100); an answer with more is cut there.
+	for _, raw := range organic[:min(len(organic), pageSize)] {
 		r := object(raw)
 		if r == nil {
 			continue
@@ -154,8 +155,13 @@ func clipText(s string, n int) string {
 }
 
 // maxCPCEntries bounds the classification summary entries read: SerpApi
-// sends a few dozen; a hostile answer may send millions.
-const maxCPCEntries = 1000
+// sends a few dozen; a hostile answer may send millions. maxCPCKeyBytes
+// bounds a code: a subclass is 4 characters ("Total" 5); longer keys are
+// not codes and are left out.
+const (
+	maxCPCEntries  = 1000
+	maxCPCKeyBytes = 16
+)
 
 // cpcSummary reads summary.cpc ([{key, percentage, frequency}], "Total"
 // first) as the search sends it; entries that are not objects with a
@@ -170,7 +176,7 @@ func cpcSummary(raw json.RawMessage) []patent.CPCPercentage {
 		m := object(e)
 		key := str(m["key"])
 		var pct float64
-		if key == "" || json.Unmarshal(m["percentage"], &pct) != nil {
+		if key == "" || len(key) > maxCPCKeyBytes || json.Unmarshal(m["percentage"], &pct) != nil {
 			continue
 		}
 		out = append(out, patent.CPCPercentage{Key: key, Percentage: pct})

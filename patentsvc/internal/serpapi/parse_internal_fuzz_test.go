@@ -147,8 +147,11 @@ func checkFacts(t *testing.T, body []byte, res patent.SearchResult) {
 	if pf.Total() != len(res.Publications) || len(pf.CPC) > patent.MaxPortfolioCPC || len(pf.Countries) > patent.MaxPortfolioCountries {
 		t.Errorf("parseAnswer(%q): portfolio %+v for %d publications", body, pf, len(res.Publications))
 	}
+	if len(res.Publications) > pageSize || len(pf.ByYear) > pageSize {
+		t.Errorf("parseAnswer(%q): %d publications, %d years, want at most one page", body, len(res.Publications), len(pf.ByYear))
+	}
 	for _, c := range pf.CPC {
-		if c.Share < 0 || c.Share > 1 || c.Code == "" {
+		if c.Share < 0 || c.Share > 1 || c.Code == "" || len(c.Code) > maxCPCKeyBytes {
 			t.Errorf("parseAnswer(%q): CPC share %+v", body, c)
 		}
 	}

@@ -1274,3 +1274,28 @@ func TestResultBounds(t *testing.T) {
 		t.Errorf("publication title %d bytes, link %d bytes, %d patents; want the title cut to 1000, no link, no patent", len(p.Title), len(p.PDFLink), len(got.Patents))
 	}
 }
+
+// TestOnePageRead: an answer with more results than the page asked for
+// (num=100) is cut at 100, and a CPC key too long to be a code is left
+// out, so one answer cannot make thousands of publications, years or
+// seen patents.
+func TestOnePageRead(t *testing.T) {
+	t.Parallel()
+	var results []map[string]any
+	for i := range 5000 {
+		results = append(results, serpapitest.Organic(fmt.Sprintf("US%08dB2", 10000000+i), "T", fmt.Sprintf("%04d-01-01", 1800+i%200), ""))
+	}
+	body := map[string]any{"search_metadata": map[string]any{"status": "Success"}, "organic_results": results,
+		"summary": map[string]any{"cpc": []any{map[string]any{"key": strings.Repeat("H", 5000), "percentage": 50.0},
+			map[string]any{"key": "H04L", "percentage": 50.0}}}}
+	b, _ := json.Marshal(body)
+	fake := serpapitest.New(t)
+	fake.Script(serpapitest.Reply{Status: 200, Body: string(b)})
+	got, err := newClient(fake.BaseURL(), 5*time.Second, 0).Search(t.Context(), patent.SearchQuery{Company: "Acme", Since: since})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Publications) != 100 || len(got.Portfolio.ByYear) != 100 || len(got.Portfolio.CPC) != 1 || got.Portfolio.CPC[0].Code != "H04L" {
+		t.Errorf("%d publications, %d years, CPC %+v; want 100, 100 and H04L alone", len(got.Publications), len(got.Portfolio.ByYear), got.Portfolio.CPC)
+	}
+}

@@ -19,9 +19,10 @@ type trackingRunRow struct {
 	PatentCount      *int // nil: the search failed
 	Success          bool
 	Alert            bool
-	// NewPatents, DroppedPatents and Changed: migration 0011 (JSON,
-	// facts.go).
+	// NewPatents (their details), NewPatentIDs, DroppedPatents and
+	// Changed: migration 0011 (JSON, facts.go).
 	NewPatents     *string
+	NewPatentIDs   *string
 	DroppedPatents *string
 	Changed        bool
 }
@@ -29,12 +30,8 @@ type trackingRunRow struct {
 func (trackingRunRow) TableName() string { return "tracking_runs" }
 
 func (r trackingRunRow) toDomain() patent.TrackingRun {
-	run := patent.TrackingRun{RunAt: r.RunAt.UTC(), PatentCount: r.PatentCount, Success: r.Success, Alert: r.Alert,
-		NewPatents: []string{}, DroppedPatents: readIDs(r.DroppedPatents)}
-	for _, p := range readPublications(r.NewPatents) {
-		run.NewPatents = append(run.NewPatents, p.PatentID)
-	}
-	return run
+	return patent.TrackingRun{RunAt: r.RunAt.UTC(), PatentCount: r.PatentCount, Success: r.Success, Alert: r.Alert,
+		NewPatents: readIDs(r.NewPatentIDs), DroppedPatents: readIDs(r.DroppedPatents)}
 }
 
 // TrackingHistory returns the company tracked under name, in any letter
@@ -52,7 +49,9 @@ func (s *Store) TrackingHistory(ctx context.Context, name patent.CompanyName, si
 		return patent.TrackedCompany{}, nil, fmt.Errorf("history of %q: %w", name, translate(err, patent.ErrNotFound, patent.ErrConflict))
 	}
 	var rows []trackingRunRow
-	if err := db.Where("tracked_company_id = ? AND run_at >= ?", tc.ID, utc(since)).Order("run_at, id").Find(&rows).Error; err != nil {
+	// The new patents' details are the digest's (ListChanges): a history
+	// point names their ids only.
+	if err := db.Omit("new_patents").Where("tracked_company_id = ? AND run_at >= ?", tc.ID, utc(since)).Order("run_at, id").Find(&rows).Error; err != nil {
 		return patent.TrackedCompany{}, nil, fmt.Errorf("history of %q: %w", name, err)
 	}
 	runs := make([]patent.TrackingRun, len(rows))

@@ -318,30 +318,35 @@ func TestPatentChanges(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		acme, _ := s.CreateTracked(ctx, "Acme")
 		beta, _ := s.CreateTracked(ctx, "Beta")
-		seen, err := s.SeenPatents(ctx, acme.ID)
-		if err != nil || seen.Since != nil || len(seen.All) != 0 || len(seen.Last) != 0 {
+		seen, err := s.SeenPatents(ctx, acme.ID, []string{"A1"})
+		if err != nil || seen.Since != nil || len(seen.Known) != 0 || len(seen.Last) != 0 {
 			t.Fatalf("SeenPatents before any run = %+v, %v", seen, err)
 		}
 		t0 := time.Date(2026, 11, 1, 6, 0, 0, 0, time.UTC)
 		record := func(id int64, at time.Time, ids []string, ch patent.PatentChanges) {
 			t.Helper()
-			out := patent.RunOutcome{Count: len(ids), At: at, Next: at.Add(time.Hour), Seen: ids, Changes: ch}
+			baseline := at.Equal(t0) || at.Equal(t0.Add(90*time.Minute)) // each company's first run
+			out := patent.RunOutcome{Count: len(ids), At: at, Next: at.Add(time.Hour), Seen: ids, Changes: ch, Baseline: baseline}
 			if ok, err := s.RecordRun(ctx, id, dueOf(t, s, id), out, nil); !ok || err != nil {
 				t.Fatalf("RecordRun = %v, %v", ok, err)
 			}
 		}
 		record(acme.ID, t0, []string{"A1", "B1", "A1"}, patent.PatentChanges{})
-		seen, _ = s.SeenPatents(ctx, acme.ID)
-		if seen.Since == nil || !seen.Since.Equal(t0) || !reflect.DeepEqual(seen.Last, []string{"A1", "B1"}) || len(seen.All) != 2 {
+		seen, _ = s.SeenPatents(ctx, acme.ID, []string{"A1", "Z9"})
+		if seen.Since == nil || !seen.Since.Equal(t0) || !reflect.DeepEqual(seen.Last, []string{"A1", "B1"}) ||
+			!reflect.DeepEqual(seen.Known, map[string]bool{"A1": true}) {
 			t.Fatalf("SeenPatents after the baseline = %+v", seen)
 		}
 		n1 := patent.Publication{PatentID: "N1", Title: "New one", PublicationDate: "2026-10-30", PDFLink: "https://x.example/N1.pdf"}
 		record(acme.ID, t0.Add(time.Hour), []string{"A1", "N1"}, patent.PatentChanges{New: []patent.Publication{n1}, Dropped: []string{"B1"}})
 		record(beta.ID, t0.Add(90*time.Minute), []string{"C1"}, patent.PatentChanges{})
 		record(beta.ID, t0.Add(2*time.Hour), []string{}, patent.PatentChanges{Dropped: []string{"C1"}})
-		seen, _ = s.SeenPatents(ctx, acme.ID)
-		if !seen.Since.Equal(t0) || !reflect.DeepEqual(seen.Last, []string{"A1", "N1"}) || len(seen.All) != 3 || !seen.All["B1"] {
-			t.Errorf("SeenPatents after a change = %+v, want since the baseline, last A1 N1, all three", seen)
+		seen, _ = s.SeenPatents(ctx, acme.ID, []string{"B1", "N1", "X1"})
+		if !seen.Since.Equal(t0) || !reflect.DeepEqual(seen.Last, []string{"A1", "N1"}) || !reflect.DeepEqual(seen.Known, map[string]bool{"B1": true, "N1": true}) {
+			t.Errorf("SeenPatents after a change = %+v, want since the baseline, last A1 N1, B1 and N1 known (B1 dropped but seen)", seen)
+		}
+		if seen, _ := s.SeenPatents(ctx, acme.ID, nil); len(seen.Known) != 0 || len(seen.Last) != 2 {
+			t.Errorf("SeenPatents of no ids = %+v, want the last run's only", seen)
 		}
 		_, runs, _ := s.TrackingHistory(ctx, "Acme", t0)
 		if len(runs) != 2 || !reflect.DeepEqual(runs[1].NewPatents, []string{"N1"}) || !reflect.DeepEqual(runs[1].DroppedPatents, []string{"B1"}) {
@@ -369,7 +374,7 @@ func TestPatentChanges(t *testing.T) {
 		if left, _, _ := s.ListChanges(ctx, t0, 50, ""); len(left) != 1 || left[0].CompanyName != "Acme" {
 			t.Errorf("after untracking Beta = %+v", left)
 		}
-		if _, err := s.SeenPatents(ctx, beta.ID); !errors.Is(err, patent.ErrNotFound) {
+		if _, err := s.SeenPatents(ctx, beta.ID, nil); !errors.Is(err, patent.ErrNotFound) {
 			t.Errorf("SeenPatents of an untracked company = %v, want ErrNotFound", err)
 		}
 	})

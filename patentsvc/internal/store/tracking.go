@@ -207,12 +207,13 @@ func (s *Store) RecordRun(ctx context.Context, id int64, due time.Time, out pate
 			return res.Error
 		}
 		recorded = true
-		if err := keepSeen(tx, id, at, out.Seen); err != nil {
+		if err := keepSeen(tx, id, at, out.Seen, out.Baseline); err != nil {
 			return err
 		}
 		count := out.Count
 		run := trackingRunRow{TrackedCompanyID: id, RunAt: at, PatentCount: &count, Success: out.Failures == 0, Alert: len(out.Alerts) > 0,
-			NewPatents: publicationsColumn(out.Changes.New), DroppedPatents: idsColumn(out.Changes.Dropped), Changed: !out.Changes.Empty()}
+			NewPatents: publicationsColumn(out.Changes.New), NewPatentIDs: idsColumn(out.Changes.NewIDs()),
+			DroppedPatents: idsColumn(out.Changes.Dropped), Changed: !out.Changes.Empty()}
 		if err := tx.Create(&run).Error; err != nil {
 			return err
 		}
@@ -231,10 +232,12 @@ func (s *Store) RecordRun(ctx context.Context, id int64, due time.Time, out pate
 
 // keepSeen records in tx the publication numbers a run of tracked company
 // id saw at at: each is in the last run, and those not seen before are
-// added; the company's seen_since is set on its first such run.
-func keepSeen(tx *gorm.DB, id int64, at time.Time, seen []string) error {
-	if err := tx.Model(&trackedCompanyRow{}).Where("id = ? AND seen_since IS NULL", id).Update("seen_since", at).Error; err != nil {
-		return err
+// added; the company's seen_since is set at at by its baseline run.
+func keepSeen(tx *gorm.DB, id int64, at time.Time, seen []string, baseline bool) error {
+	if baseline {
+		if err := tx.Model(&trackedCompanyRow{}).Where("id = ? AND seen_since IS NULL", id).Update("seen_since", at).Error; err != nil {
+			return err
+		}
 	}
 	if err := tx.Model(&trackedPatentRow{}).Where("tracked_company_id = ? AND in_last_run", id).Update("in_last_run", false).Error; err != nil {
 		return err
@@ -267,26 +270,40 @@ type trackedPatentRow struct {
 
 func (trackedPatentRow) TableName() string { return "tracked_patents" }
 
-// SeenPatents returns what tracked company id's earlier runs saw (every
-// publication number, those of its latest run whose search answered, and
-// since when), or patent.ErrNotFound when it is no longer tracked.
-func (s *Store) SeenPatents(ctx context.Context, id int64) (patent.SeenPatents, error) {
+// SeenPatents returns what tracked company id's earlier runs saw of the
+// publication numbers ids (those of them seen, those of its latest run
+// whose search answered, and since when runs keep them), or
+// patent.ErrNotFound when it is no longer tracked. It reads only the rows
+// of ids and of the latest run, however long the company is tracked.
+func (s *Store) SeenPatents(ctx context.Context, id int64, ids []string) (patent.SeenPatents, error) {
 	db := s.db.WithContext(ctx)
 	var tc trackedCompanyRow
 	if err := db.Take(&tc, "id = ?", id).Error; err != nil {
 		return patent.SeenPatents{}, fmt.Errorf("patents seen by tracked company %d: %w", id, translate(err, patent.ErrNotFound, patent.ErrConflict))
 	}
+	q := db.Where("tracked_company_id = ?", id)
+	if len(ids) > 0 {
+		q = q.Where("in_last_run OR patent_id IN ?", ids)
+	} else {
+		q = q.Where("in_last_run")
+	}
 	var rows []trackedPatentRow
-	if err := db.Where("tracked_company_id = ?", id).Order("patent_id").Find(&rows).Error; err != nil {
+	if err := q.Order("patent_id").Find(&rows).Error; err != nil {
 		return patent.SeenPatents{}, fmt.Errorf("patents seen by tracked company %d: %w", id, err)
 	}
-	out := patent.SeenPatents{All: make(map[string]bool, len(rows)), Last: []string{}}
+	asked := make(map[string]bool, len(ids))
+	for _, p := range ids {
+		asked[p] = true
+	}
+	out := patent.SeenPatents{Known: map[string]bool{}, Last: []string{}}
 	if tc.SeenSince != nil {
 		since := tc.SeenSince.UTC()
 		out.Since = &since
 	}
 	for _, r := range rows {
-		out.All[r.PatentID] = true
+		if asked[r.PatentID] {
+			out.Known[r.PatentID] = true
+		}
 		if r.InLastRun {
 			out.Last = append(out.Last, r.PatentID)
 		}

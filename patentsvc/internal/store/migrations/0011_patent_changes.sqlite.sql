@@ -16,15 +16,18 @@ CREATE TABLE tracked_patents (
     PRIMARY KEY (tracked_company_id, patent_id)
 );
 -- seen_since: when the company's runs started keeping what they saw (its
--- first run whose search answered since this migration). NULL: the next
--- such run is the baseline, which raises no new_patents alert, so a
--- company tracked before this migration is not told that its whole
--- portfolio is new.
+-- baseline run: its first run whose search answered; for a company tracked
+-- before this migration, its first such run since that returned patents).
+-- NULL: the next such run is the baseline, which raises no new_patents
+-- alert, so a company tracked before this migration is not told that its
+-- whole portfolio is new.
 ALTER TABLE tracked_companies ADD COLUMN seen_since DATETIME;
 -- A run's new patents (JSON [{patent_id, title, publication_date,
--- pdf_link}]) and dropped patents (JSON [patent_id]); NULL for none.
+-- pdf_link}], for GET /admin/changes; their ids alone, JSON [patent_id],
+-- for the history) and dropped patents (JSON [patent_id]); NULL for none.
 -- changed: it found either, the runs GET /admin/changes lists.
 ALTER TABLE tracking_runs ADD COLUMN new_patents TEXT;
+ALTER TABLE tracking_runs ADD COLUMN new_patent_ids TEXT;
 ALTER TABLE tracking_runs ADD COLUMN dropped_patents TEXT;
 ALTER TABLE tracking_runs ADD COLUMN changed BOOLEAN NOT NULL DEFAULT FALSE;
 CREATE INDEX tracking_runs_changes ON tracking_runs (run_at, id) WHERE changed;
