@@ -71,3 +71,51 @@ func TestNewPatentAlerts(t *testing.T) {
 		})
 	}
 }
+
+// TestBaselineAfterMigration: a company tracked before runs kept what they
+// saw (migration 0011: analysed before, no seen_since, no seen patents) is
+// not told that its whole first page is new. An empty answer does not
+// start its baseline; its next answer with patents does, and only later
+// patents are new.
+func TestBaselineAfterMigration(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	fake := newFake()
+	log := &alertLog{}
+	r := newRig(t, store.SQLite, clk.Now, schedule.Config{Interval: time.Hour, Threshold: 1000, NewPatentAlerts: true}, fake, log.compose)
+	answer := func(ids ...string) {
+		fake.mu.Lock()
+		fake.pubs["Acme"], fake.counts["Acme"] = ids, 5
+		fake.mu.Unlock()
+	}
+	answer("A1")
+	r.st.CreateTracked(ctx, "Acme")
+	r.settle(t)
+	// The state migration 0011 leaves a company analysed before it in.
+	db, err := r.st.SQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"UPDATE tracked_companies SET seen_since = NULL", "DELETE FROM tracked_patents"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ids := range [][]string{{}, {"A1", "B1", "C1"}, {"A1", "B1", "C1", "D1"}} {
+		clk.Advance(time.Hour)
+		answer(ids...)
+		r.tick(t)
+	}
+	var newAlerts []patent.Alert
+	for _, a := range log.all() {
+		if a.AlertType == patent.AlertTypeNewPatents {
+			newAlerts = append(newAlerts, a)
+		}
+	}
+	if len(newAlerts) != 1 || len(newAlerts[0].Patents) != 1 || newAlerts[0].Patents[0].PatentID != "D1" {
+		t.Errorf("new_patents alerts = %+v, want one, for D1 alone", newAlerts)
+	}
+	_, runs, _ := r.st.TrackingHistory(ctx, "Acme", time.Time{})
+	if len(runs) != 4 || len(runs[1].NewPatents)+len(runs[2].NewPatents) != 0 || !reflect.DeepEqual(runs[3].NewPatents, []string{"D1"}) {
+		t.Errorf("history = %+v", runs)
+	}
+}
