@@ -124,8 +124,6 @@ func NewPatentsAlert(company string, previous int, ch PatentChanges) (Alert, boo
 // PatentChangeRun is one scheduled run that found new or dropped patents,
 // as the changes digest lists it (GET /admin/changes).
 type PatentChangeRun struct {
-	// ID orders runs recorded at the same time.
-	ID          int64
 	CompanyName string
 	RunAt       time.Time
 	Changes     PatentChanges

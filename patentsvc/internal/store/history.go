@@ -176,7 +176,7 @@ func (s *Store) ListChanges(ctx context.Context, since time.Time, limit int, aft
 	}
 	out := make([]patent.PatentChangeRun, len(rows))
 	for i, r := range rows {
-		out[i] = patent.PatentChangeRun{ID: r.ID, CompanyName: r.CompanyName, RunAt: r.RunAt.UTC(),
+		out[i] = patent.PatentChangeRun{CompanyName: r.CompanyName, RunAt: r.RunAt.UTC(),
 			Changes: patent.PatentChanges{New: readPublications(r.NewPatents), Dropped: readIDs(r.DroppedPatents)}}
 	}
 	return out, next, nil
