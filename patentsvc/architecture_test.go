@@ -85,7 +85,7 @@ var importRules = []importRule{
 	{"llm", roleAdapter, []string{"patent"}},             // adapter: the LLM gateway
 	{"pdfstore", roleAdapter, []string{"patent"}},        // adapter: PDF blobs (directory or S3), downloads
 	{"webhook", roleAdapter, []string{"patent"}},         // adapter: outbound webhooks
-	{"queue", roleAdapter, []string{"patent"}},           // adapter: the work queue (River) every replica drains
+	{"queue", roleAdapter, []string{"patent"}},           // adapter: the workers of the work queue (River) every replica drains
 
 	{"config", roleConfig, []string{"patent"}}, // config: the environment, parsed and checked
 
@@ -218,6 +218,60 @@ func TestFunctionSize(t *testing.T) {
 	})
 	for _, f := range findings {
 		t.Errorf("%s:%d: %s", f.pos.Filename, f.pos.Line, f.msg)
+	}
+}
+
+// TestWorkIsReachable enforces what a test can of the way queued work
+// goes (docs/architecture.md, "The way of a scheduled run and a
+// delivery"; STYLE.md items 29 and 30):
+//   - no struct of package queue has a field of a function type: each
+//     kind's worker reaches the core that runs it through a field of an
+//     interface type, which "go to implementation" follows;
+//   - no method of the store takes a function: a store transaction never
+//     calls back into another package, what it stores is handed to it as
+//     data (the one exception streams rows to an export and writes
+//     nothing). That the store never imports webhook or queue is
+//     importRules'.
+func TestWorkIsReachable(t *testing.T) {
+	t.Parallel()
+	readOnlyIterators := map[string]bool{"EachAnalysis": true}
+	fset := token.NewFileSet()
+	for _, p := range listPackages(t) {
+		name, _ := shortName(p.ImportPath)
+		if name != "queue" && name != "store" {
+			continue
+		}
+		for _, file := range sourceFiles(t, p.Dir) {
+			f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.TypeSpec:
+					st, ok := n.Type.(*ast.StructType)
+					if !ok || name != "queue" {
+						return true
+					}
+					for _, fld := range st.Fields.List {
+						if _, isFunc := fld.Type.(*ast.FuncType); isFunc {
+							t.Errorf("%s: %s has a field of function type (%s): reach the core through an interface", fset.Position(fld.Pos()), n.Name.Name, types.ExprString(fld.Type))
+						}
+					}
+				case *ast.FuncDecl:
+					if name != "store" || n.Recv == nil || types.ExprString(n.Recv.List[0].Type) != "*Store" || !n.Name.IsExported() || readOnlyIterators[n.Name.Name] {
+						return false
+					}
+					for _, prm := range n.Type.Params.List {
+						if _, isFunc := prm.Type.(*ast.FuncType); isFunc {
+							t.Errorf("%s: %s takes a function (%s): compose what it stores first, and hand it over as data", fset.Position(prm.Pos()), funcName(n), types.ExprString(prm.Type))
+						}
+					}
+					return false
+				}
+				return true
+			})
+		}
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
-	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
@@ -166,7 +165,7 @@ func TestJobsFairPerUser(t *testing.T) {
 	// second user's was submitted and before it started (while it ran, the
 	// other slot rightly keeps running the first user's backlog: on a busy
 	// machine the second user's job runs long enough for several).
-	st, _ := storetest.OpenDSN(t, store.SQLite, path, time.Now, queue.Config{}, queue.Handlers{})
+	st := storetest.OpenAt(t, store.SQLite, path, time.Now)
 	q, err := st.Job(t.Context(), mine)
 	if err != nil {
 		t.Fatal(err)

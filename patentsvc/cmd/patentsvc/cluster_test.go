@@ -12,11 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
-	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
@@ -63,7 +63,7 @@ func newCluster(t testing.TB, dialect, dsn string, extra map[string]string) *clu
 	if dialect == store.Postgres {
 		// The test's own reads of the queue, on a store of its own (its
 		// queue inserts nothing and runs nothing).
-		st, _ := storetest.OpenDSN(t, dialect, dsn, time.Now, queue.Config{}, queue.Handlers{})
+		st := storetest.OpenAt(t, dialect, dsn, time.Now)
 		db, err := st.SQL()
 		if err != nil {
 			t.Fatal(err)
@@ -89,7 +89,8 @@ func kill9(t testing.TB, r *replica) {
 }
 
 // running counts the units of the queue running on each process, by pid,
-// as River records who runs them (queue.ClientID: host-pid-suffix).
+// as River records who runs them (the liveness session's name:
+// host/pid/key).
 func (c *cluster) running() map[int]int {
 	c.t.Helper()
 	rows, err := c.db.Query("SELECT attempted_by FROM river_job WHERE state = 'running'")
@@ -113,9 +114,8 @@ func (c *cluster) running() map[int]int {
 		if len(by) == 0 {
 			continue
 		}
-		f := strings.Split(by[len(by)-1], "-")
-		if len(f) >= 3 {
-			if pid, err := strconv.Atoi(f[len(f)-2]); err == nil {
+		if f := strings.Split(by[len(by)-1], "/"); len(f) == 3 {
+			if pid, err := strconv.Atoi(f[1]); err == nil {
 				out[pid]++
 			}
 		}
@@ -187,14 +187,19 @@ func (r *replica) peakRSS() int64 {
 
 // hookLog is a webhook endpoint that checks signatures and keeps every
 // delivery it gets: webhook-id, event and the data's job_id and status.
+// While hang is set, it answers nothing: a request hangs until its client
+// gives up (or dies), and counts as an attempt only.
 type hookLog struct {
 	*httptest.Server
-	mu  sync.Mutex
-	got []hookDelivery
+	hang     atomic.Bool
+	mu       sync.Mutex
+	got      []hookDelivery // answered 200
+	attempts []hookDelivery // every request, answered or not
 }
 
 type hookDelivery struct {
 	id, event, jobID, status string
+	at                       time.Time
 }
 
 func newHookLog(t testing.TB) *hookLog {
@@ -212,8 +217,16 @@ func newHookLog(t testing.TB) *hookLog {
 			} `json:"data"`
 		}
 		json.Unmarshal(body, &e)
+		d := hookDelivery{id: r.Header.Get("webhook-id"), event: e.Event, jobID: e.Data.JobID, status: e.Data.Status, at: time.Now()}
 		h.mu.Lock()
-		h.got = append(h.got, hookDelivery{id: r.Header.Get("webhook-id"), event: e.Event, jobID: e.Data.JobID, status: e.Data.Status})
+		h.attempts = append(h.attempts, d)
+		h.mu.Unlock()
+		if h.hang.Load() {
+			<-r.Context().Done()
+			return
+		}
+		h.mu.Lock()
+		h.got = append(h.got, d)
 		h.mu.Unlock()
 	}))
 	t.Cleanup(h.Close)
@@ -221,7 +234,7 @@ func newHookLog(t testing.TB) *hookLog {
 }
 
 // jobEnds returns, per job id, the webhook-ids and statuses of its
-// job.completed deliveries.
+// job.completed deliveries answered 200.
 func (h *hookLog) jobEnds() map[string][]hookDelivery {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -229,6 +242,19 @@ func (h *hookLog) jobEnds() map[string][]hookDelivery {
 	for _, d := range h.got {
 		if d.event == webhook.EventJobCompleted {
 			out[d.jobID] = append(out[d.jobID], d)
+		}
+	}
+	return out
+}
+
+// tried returns every request that carried webhook-id id, answered or not.
+func (h *hookLog) tried(id string) []hookDelivery {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []hookDelivery
+	for _, d := range h.attempts {
+		if d.id == id {
+			out = append(out, d)
 		}
 	}
 	return out

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
@@ -38,7 +37,7 @@ func TestListAnalysesMemoryBounded(t *testing.T) {
 
 	// The analyses, stored directly: distinct texts (so PostgreSQL's
 	// compression does not make them small on disk) of exactly size bytes.
-	st, _ := storetest.OpenDSN(t, store.Postgres, dsn, time.Now, queue.Config{}, queue.Handlers{})
+	st := storetest.OpenAt(t, store.Postgres, dsn, time.Now)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range rows {
 		_, err := st.CreateAnalysis(t.Context(), patent.AnalysisRecord{CompanyName: fmt.Sprintf("Company %d", i%7),

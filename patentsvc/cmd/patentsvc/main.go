@@ -18,9 +18,10 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/go-co-op/gocron/v2"
 
 	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/auth"
@@ -87,7 +88,7 @@ func serve(ctx context.Context, listen func(port int) (net.Listener, error), get
 	}
 
 	// Stores.
-	st, err := store.Open(ctx, storeDialect(cfg.Database), cfg.Database.DSN.Reveal(), storePool(cfg), logger, time.Now, queue.Migrate)
+	st, err := store.Open(ctx, storeDialect(cfg.Database), cfg.Database.DSN.Reveal(), storePool(cfg), logger, time.Now)
 	if err != nil {
 		return err
 	}
@@ -105,37 +106,41 @@ func serve(ctx context.Context, listen func(port int) (net.Listener, error), get
 	analyzer := newAnalyzer(cfg, st, blobs, newExtractor(ctx, cfg, logger), logger)
 	hooks := newWebhooks(ctx, cfg, st, logger)
 	defer hooks.Close()
-	runner, sched, work, err := newWork(ctx, cfg, st, analyzer, hooks, logger)
+	runner := jobs.NewRunner(jobs.Config{MaxPerUser: cfg.JobsMaxPerUser, Timeout: cfg.JobsTimeout, Attempts: cfg.JobsMaxAttempts}, st, analyzer, hooks, logger, time.Now)
+	sched := newScheduler(cfg, st, analyzer, hooks, logger)
+	limits := httpapi.NewLimits(time.Now, sharedLimits(st, logger))
+
+	// This replica's liveness session and the spec's start-up rule, then
+	// the work queue that runs the units as this replica, and the ticks.
+	sess, err := startSession(ctx, st, runner, logger)
 	if err != nil {
 		return err
 	}
-	limits := httpapi.NewLimits(time.Now, sharedLimits(st, logger))
+	defer sess.Close()
+	work, ticks, err := newWork(ctx, cfg, st, sess, tasks{sched: sched, runner: runner, hooks: hooks, authn: authn, limits: limits}, logger)
+	if err != nil {
+		return err
+	}
 
-	// HTTP server.
+	// HTTP server; then the queue's workers and the ticks start.
 	reg := observe.NewRegistry()
 	hooks.RegisterMetrics(reg)
 	work.RegisterMetrics(ctx, reg)
-	handler := httpapi.NewServer(logger, serverOptions(cfg, sched, pdfFonts), authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
-	ln, err := listenAndWork(ctx, listen, cfg.Port, work, sched)
+	handler := httpapi.NewServer(logger, serverOptions(cfg, pdfFonts), authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
+	ln, err := listenAndWork(ctx, listen, cfg.Port, work, ticks)
 	if err != nil {
 		return err
 	}
 	srv := graceful.NewServer(handler, logger, httpapi.WriteTimeout)
 
-	// Background loops, on a context that ends with ctx or a serving
-	// failure; the schedule's ticks until its Shutdown.
-	stopLoops := startLoops(ctx, cfg, st, limits, runner, hooks, logger)
-	defer stopLoops()
-	sched.Start()
-
 	// Serve until SIGTERM/SIGINT, then shut down in reverse order, all
 	// within SHUTDOWN_TIMEOUT of the signal: HTTP drains, the ticks stop,
 	// the queue's work finishes (or is cut, to run again elsewhere), the
-	// loops stop, the spans are exported, the database closes (deferred).
+	// spans are exported, the liveness session and the database close
+	// (deferred).
 	drain, stopDrain, serveErr := graceful.Run(ctx, cfg.ShutdownTimeout, srv, ln, logger)
 	defer stopDrain()
-	waitForWork(drain, sched, work, logger)
-	stopLoops()
+	waitForWork(drain, ticks, work, logger)
 	flushTraces(drain, stopTracing, logger)
 	if serveErr != nil {
 		return serveErr
@@ -144,21 +149,23 @@ func serve(ctx context.Context, listen func(port int) (net.Listener, error), get
 	return nil
 }
 
-// listenAndWork listens on port (listen) and then starts the queue's
-// workers, which run in a context of their own until its Shutdown; when
-// either fails, the scheduler is shut down and the error returned.
+// listenAndWork listens on port (listen), then starts the queue's workers,
+// which run in a context of their own until its Shutdown, and the ticks
+// (one scheduler, gocron, for every periodic task of the service); when
+// either fails, the ticks are shut down and the error returned.
 func listenAndWork(ctx context.Context, listen func(port int) (net.Listener, error), port int, work *queue.Queue,
-	sched *schedule.Scheduler) (net.Listener, error) {
+	ticks gocron.Scheduler) (net.Listener, error) {
 	ln, err := listen(port)
 	if err != nil {
-		_ = sched.Shutdown(ctx)
+		_ = ticks.Shutdown()
 		return nil, err
 	}
 	if err := work.Start(context.WithoutCancel(ctx)); err != nil {
 		ln.Close()
-		_ = sched.Shutdown(ctx)
+		_ = ticks.Shutdown()
 		return nil, err
 	}
+	ticks.Start()
 	return ln, nil
 }
 
@@ -171,24 +178,6 @@ func listenPort(port int) (net.Listener, error) {
 		return nil, fmt.Errorf("listen on port %d: %w", port, err)
 	}
 	return ln, nil
-}
-
-// startLoops starts the background loops (rate-limit janitor, tracking
-// history pruner, the sweeps of jobs and webhook deliveries) on a context
-// that ends with ctx or when the returned stop is called; stop waits for
-// them.
-func startLoops(ctx context.Context, cfg config.Config, st *store.Store, limits httpapi.Limits, runner *jobs.Runner,
-	hooks *webhook.Dispatcher, logger *slog.Logger) (stop func()) {
-	bg, cancel := context.WithCancel(ctx)
-	var loops sync.WaitGroup
-	loops.Go(func() { ratelimit.RunJanitor(bg, ratelimit.JanitorInterval, limits.Windows()...) })
-	loops.Go(func() { st.RunPruner(bg, store.PruneInterval, cfg.TrackingHistory, logger) })
-	loops.Go(func() { runner.Run(bg) })
-	loops.Go(func() { hooks.Run(bg) })
-	return func() {
-		cancel()
-		loops.Wait()
-	}
 }
 
 // flushTraces exports the spans still queued and stops the tracer
@@ -331,36 +320,50 @@ func newWebhooks(ctx context.Context, cfg config.Config, st *store.Store, logger
 		Schedule: cfg.WebhookRetrySchedule}, st, logger)
 }
 
-// newWork builds the queued work: the job runner, the scheduler (nil when
-// disabled) and the work queue (River) that runs their units and the
-// webhook deliveries, drained by every replica; the store queues the units
-// from then on. On SQLite it also fails the jobs the previous process left
-// running.
-func newWork(ctx context.Context, cfg config.Config, st *store.Store, an *analysis.Analyzer, hooks *webhook.Dispatcher,
-	logger *slog.Logger) (*jobs.Runner, *schedule.Scheduler, *queue.Queue, error) {
-	runner := jobs.NewRunner(jobs.Config{MaxPerUser: cfg.JobsMaxPerUser, Timeout: cfg.JobsTimeout}, st, an, hooks.JobDeliveries, logger, time.Now)
-	sched, err := newScheduler(ctx, cfg, st, an, hooks, logger)
+// startSession opens this replica's liveness session (store.Session: on
+// PostgreSQL a connection of its own holding the replica's advisory
+// lock) and applies the spec's start-up rule: when no other replica is
+// alive (always on SQLite), the jobs left pending or running fail, each
+// with its job.completed webhook. It returns with the start-up done, so
+// a replica starting next sees this one.
+func startSession(ctx context.Context, st *store.Store, runner *jobs.Runner, logger *slog.Logger) (*store.Session, error) {
+	sess, err := st.OpenSession(ctx, logger)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	work, err := newQueue(ctx, cfg, st, runner, sched, hooks, logger)
+	if sess.Alone() {
+		err = runner.FailUnfinished(ctx)
+	}
 	if err == nil {
-		st.UseQueue(work)
-		err = failLeftUnfinished(ctx, st, runner)
+		err = sess.Started(ctx)
 	}
 	if err != nil {
-		_ = sched.Shutdown(ctx)
-		return nil, nil, nil, err
+		sess.Close()
+		return nil, err
 	}
-	return runner, sched, work, nil
+	return sess, nil
 }
 
-// newQueue builds the work queue on the store's pool: every replica works
-// the webhook deliveries; the jobs when the analyzer is configured, up to
-// JOBS_MAX_CONCURRENT; the scheduled runs when the scheduler is enabled,
-// up to SCHEDULE_MAX_CONCURRENT. Each unit's timeout is its work's own
-// with a margin, so the work ends (and is recorded) first.
-func newQueue(ctx context.Context, cfg config.Config, st *store.Store, runner *jobs.Runner, sched *schedule.Scheduler,
+// newWork builds the work queue (newQueue) and the ticks (newTicks).
+func newWork(ctx context.Context, cfg config.Config, st *store.Store, sess *store.Session, t tasks, logger *slog.Logger) (*queue.Queue, gocron.Scheduler, error) {
+	work, err := newQueue(ctx, cfg, st, sess, t.runner, t.sched, t.hooks, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	ticks, err := newTicks(ctx, cfg, t, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return work, ticks, nil
+}
+
+// newQueue builds the work queue's workers on the store's pool, as the
+// replica sess names: every replica works the webhook deliveries; the
+// jobs when the analyzer is configured, up to JOBS_MAX_CONCURRENT; the
+// scheduled runs when the scheduler is enabled, up to
+// SCHEDULE_MAX_CONCURRENT. Each unit's timeout is its work's own with a
+// margin, so the work ends (and is recorded) first.
+func newQueue(ctx context.Context, cfg config.Config, st *store.Store, sess *store.Session, runner *jobs.Runner, sched *schedule.Scheduler,
 	hooks *webhook.Dispatcher, logger *slog.Logger) (*queue.Queue, error) {
 	db, err := st.SQL()
 	if err != nil {
@@ -368,46 +371,41 @@ func newQueue(ctx context.Context, cfg config.Config, st *store.Store, runner *j
 	}
 	qc := queue.Config{Dialect: queue.SQLite, DeliveryWorkers: webhook.Workers,
 		ScheduledTimeout: cfg.ScheduleRunTimeout + schedule.EndGrace, JobTimeout: cfg.JobsTimeout + jobs.EndGrace,
-		DeliveryTimeout: cfg.WebhookTimeout + webhook.UnitMargin, JobAttempts: cfg.JobsMaxAttempts}
+		DeliveryTimeout: cfg.WebhookTimeout + webhook.UnitMargin}
 	if st.Dialect() == store.Postgres {
 		qc.Dialect, qc.ListenDSN = queue.Postgres, cfg.Database.DSN.Reveal()
 	}
-	h := queue.Handlers{Delivery: hooks.Deliver}
+	w := queue.Workers{Deliveries: hooks}
 	if len(cfg.AnalyzerMissing()) == 0 {
-		qc.JobWorkers, h.JobStart = cfg.JobsMaxConcurrent, runner.Work
+		qc.JobWorkers, w.Jobs = cfg.JobsMaxConcurrent, runner
 	}
-	if sched != nil {
-		qc.ScheduledWorkers, h.ScheduledRun = cfg.ScheduleMaxConcurrent, sched.Run
+	if schedulerState(cfg) == schedule.StateRunning {
+		qc.ScheduledWorkers, w.Runs = cfg.ScheduleMaxConcurrent, sched
 	}
-	return queue.New(ctx, db, qc, h, logger)
+	return queue.New(ctx, db, qc, sess, w, logger)
 }
 
-// failLeftUnfinished fails the jobs a previous process left pending or
-// running, when this process is the only one there is (SQLite; the spec's
-// start-up rule). On PostgreSQL another replica may be running them; the
-// queue runs a dead replica's jobs again.
-func failLeftUnfinished(ctx context.Context, st *store.Store, runner *jobs.Runner) error {
-	if st.Dialect() != store.SQLite {
-		return nil
-	}
-	return runner.FailUnfinished(ctx)
-}
-
-// newScheduler builds the tracked-company scheduler, or returns nil (a
-// disabled scheduler) when SCHEDULER_ENABLED is false or the analyzer lacks
-// its keys.
-func newScheduler(ctx context.Context, cfg config.Config, st *store.Store, an *analysis.Analyzer, hooks *webhook.Dispatcher, logger *slog.Logger) (*schedule.Scheduler, error) {
+// newScheduler builds the tracked-company scheduler; its runs are queued
+// and worked only when it is running (schedulerState).
+func newScheduler(cfg config.Config, st *store.Store, an *analysis.Analyzer, hooks *webhook.Dispatcher, logger *slog.Logger) *schedule.Scheduler {
 	switch {
 	case !cfg.SchedulerEnabled:
 		logger.Info("scheduler disabled (SCHEDULER_ENABLED=false)")
-		return nil, nil
 	case len(cfg.AnalyzerMissing()) > 0:
 		logger.Warn("scheduler disabled: the analyzer is not configured", "missing", cfg.AnalyzerMissing())
-		return nil, nil
 	}
-	return schedule.New(ctx, schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, NewPatentAlerts: cfg.NewPatentAlerts, StopTimeout: cfg.ShutdownTimeout,
-		RetryBase: cfg.ScheduleRetryBase, Timeout: cfg.ScheduleRunTimeout},
-		st, an, hooks.AlertDeliveries, logger, time.Now)
+	return schedule.New(schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, NewPatentAlerts: cfg.NewPatentAlerts,
+		RetryBase: cfg.ScheduleRetryBase, Timeout: cfg.ScheduleRunTimeout, History: cfg.TrackingHistory},
+		st, an, hooks, logger, time.Now)
+}
+
+// schedulerState is "disabled" when SCHEDULER_ENABLED is false or the
+// analyzer lacks its keys, "running" otherwise.
+func schedulerState(cfg config.Config) string {
+	if !cfg.SchedulerEnabled || len(cfg.AnalyzerMissing()) > 0 {
+		return schedule.StateDisabled
+	}
+	return schedule.StateRunning
 }
 
 // sharedLimits returns the store of the rate-limit windows: the database on
@@ -431,7 +429,7 @@ func storeDialect(db config.Database) string {
 }
 
 // serverOptions are the settings the HTTP layer needs.
-func serverOptions(cfg config.Config, sched *schedule.Scheduler, pdfFonts *export.Fonts) httpapi.Options {
+func serverOptions(cfg config.Config, pdfFonts *export.Fonts) httpapi.Options {
 	return httpapi.Options{
 		Version:         version,
 		RootPath:        cfg.RootPath,
@@ -441,7 +439,7 @@ func serverOptions(cfg config.Config, sched *schedule.Scheduler, pdfFonts *expor
 		AnalyzerMissing: cfg.AnalyzerMissing(),
 		Demo:            cfg.Demo,
 		Docs:            cfg.DocsEnabled,
-		Scheduler:       sched.State,
+		Scheduler:       schedulerState(cfg),
 		PDF:             export.PDFOptions{Fonts: pdfFonts},
 	}
 }
@@ -491,12 +489,12 @@ func orNone(path string) string {
 	return strconv.Quote(path)
 }
 
-// waitForWork stops the schedule's ticks and lets the queue's work in
-// progress finish within drain; what the deadline cuts short, the queue
-// runs again at once on another replica (or this service's next start).
-func waitForWork(drain context.Context, sched *schedule.Scheduler, work *queue.Queue, logger *slog.Logger) {
-	if err := sched.Shutdown(drain); err != nil {
-		logger.Warn("scheduler shutdown", "err", err.Error())
+// waitForWork stops the ticks and lets the queue's work in progress
+// finish within drain; what the deadline cuts short, the queue runs again
+// at once on another replica (or this service's next start).
+func waitForWork(drain context.Context, ticks gocron.Scheduler, work *queue.Queue, logger *slog.Logger) {
+	if err := shutdownTicks(drain, ticks); err != nil {
+		logger.Warn("periodic work still running at the shutdown deadline was cut short", "err", err.Error())
 	}
 	if err := work.Shutdown(drain); err != nil {
 		logger.Warn("work still running at the shutdown deadline was cut short; it runs again", "err", err.Error())

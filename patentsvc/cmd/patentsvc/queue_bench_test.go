@@ -13,7 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 
-	"github.com/gatewayapis/patentsvc/internal/queue"
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
@@ -76,7 +76,7 @@ func runTracked(b *testing.B, replicas, n int, prefix string) time.Duration {
 	rq := riverClient(b, dsn)
 	ctx := context.Background()
 	waitFor(b, 10*time.Second, "the scheduled queue paused", func() bool {
-		return rq.QueuePause(ctx, queue.QueueScheduled, nil) == nil
+		return rq.QueuePause(ctx, patent.QueueScheduledRuns, nil) == nil
 	})
 	time.Sleep(time.Second) // every replica's producer has heard of the pause
 	var names []string
@@ -89,7 +89,7 @@ func runTracked(b *testing.B, replicas, n int, prefix string) time.Duration {
 		names = append(names, name)
 	}
 	start := time.Now()
-	if err := rq.QueueResume(ctx, queue.QueueScheduled, nil); err != nil {
+	if err := rq.QueueResume(ctx, patent.QueueScheduledRuns, nil); err != nil {
 		b.Fatal(err)
 	}
 	waitFor(b, 30*time.Minute, "every company run", func() bool {
@@ -116,7 +116,7 @@ func runTracked(b *testing.B, replicas, n int, prefix string) time.Duration {
 // benchmark pauses and resumes the replicas' queue with it).
 func riverClient(tb testing.TB, dsn string) *river.Client[*sql.Tx] {
 	tb.Helper()
-	st, _ := storetest.OpenDSN(tb, store.Postgres, dsn, time.Now, queue.Config{}, queue.Handlers{})
+	st := storetest.OpenAt(tb, store.Postgres, dsn, time.Now)
 	db, err := st.SQL()
 	if err != nil {
 		tb.Fatal(err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
-	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
@@ -92,7 +91,7 @@ func (w *upstreamWorld) listed(t *testing.T) []string {
 // stored after it stopped.
 func openDB(t *testing.T, dialect, dsn string) *sql.DB {
 	t.Helper()
-	st, _ := storetest.OpenDSN(t, dialect, dsn, time.Now, queue.Config{}, queue.Handlers{})
+	st := storetest.OpenAt(t, dialect, dsn, time.Now)
 	db, err := st.SQL()
 	if err != nil {
 		t.Fatal(err)

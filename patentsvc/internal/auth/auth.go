@@ -59,6 +59,8 @@ type Store interface {
 	UserByEmail(ctx context.Context, email string) (patent.User, error)
 	SaveRefreshToken(ctx context.Context, jti string, userID int64, expiresAt time.Time) error
 	UseRefreshToken(ctx context.Context, jti string) (int64, error)
+	// PruneRefreshTokens deletes the refresh tokens that have expired.
+	PruneRefreshTokens(ctx context.Context) (int64, error)
 }
 
 // Service registers users and issues and checks tokens.
@@ -259,4 +261,19 @@ func (s *Service) sign(u patent.User, typ, jti string, now time.Time, ttl time.D
 		return "", fmt.Errorf("sign token: %w", err)
 	}
 	return tok, nil
+}
+
+// PruneEvery is how often gocron has PruneTokens delete expired refresh
+// tokens.
+const PruneEvery = time.Hour
+
+// PruneTokens deletes the refresh tokens that have expired and returns how
+// many (every replica calls it every PruneEvery; prunes of the same rows
+// by several are harmless).
+func (s *Service) PruneTokens(ctx context.Context) (int64, error) {
+	n, err := s.store.PruneRefreshTokens(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("auth: %w", err)
+	}
+	return n, nil
 }

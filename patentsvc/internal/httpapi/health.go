@@ -27,7 +27,7 @@ func handleHealth(st Store, opts Options, started time.Time, now func() time.Tim
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
 		body := healthJSON{Status: "ok", Version: cmp.Or(opts.Version, "dev"), UptimeSeconds: int64(now().Sub(started).Seconds()),
-			Database: "ok", Analyzer: "ready", Scheduler: opts.Scheduler(), Demo: opts.Demo}
+			Database: "ok", Analyzer: "ready", Scheduler: opts.Scheduler, Demo: opts.Demo}
 		if len(opts.AnalyzerMissing) > 0 {
 			body.Analyzer = "not_configured"
 		}

@@ -93,7 +93,7 @@ func TestTrackedHistory(t *testing.T) {
 // recordRun records a run of tracked company id at its current due time,
 // as its scheduled run's unit would.
 func recordRun(t *testing.T, st *store.Store, id int64, n int, at time.Time, failures int, next time.Time,
-	alert *patent.Alert, compose patent.Deliveries[patent.Alert]) error {
+	alert *patent.Alert, deliveries []patent.Delivery) error {
 	t.Helper()
 	c, err := st.TrackedCompany(context.Background(), id)
 	if err != nil {
@@ -103,7 +103,7 @@ func recordRun(t *testing.T, st *store.Store, id int64, n int, at time.Time, fai
 	if alert != nil {
 		out.Alerts = []patent.Alert{*alert}
 	}
-	_, err = st.RecordRun(context.Background(), id, c.NextRunAt, out, compose)
+	_, err = st.RecordRun(context.Background(), id, c.NextRunAt, out, deliveries)
 	return err
 }
 

@@ -684,10 +684,8 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 			{PatentID: pns[0], Title: "Acme Corp invention 1", PublicationDate: "2026-11-24", PDFLink: serpapitest.PDFURL(pns[0])},
 			{PatentID: "US11140496B2", Title: "Hearing aid with an own-voice detector", PublicationDate: "2026-11-20"},
 		}}
-	if _, err := en.st.CreateAlert(ctx, newPatents, func(a patent.Alert) ([]patent.Delivery, error) {
-		return []patent.Delivery{{ID: "msg_conformance4", Event: "alert.new_patents",
-			URL: "https://hooks.example.com/secret-path", URLHost: "https://hooks.example.com", Payload: []byte(`{}`)}}, nil
-	}); err != nil {
+	if _, err := en.st.CreateAlert(ctx, newPatents, []patent.Delivery{{ID: "msg_conformance4", Event: "alert.new_patents",
+		URL: "https://hooks.example.com/secret-path", URLHost: "https://hooks.example.com", Payload: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	failedID, deliveredID := settleDeliveries(t, en)
@@ -854,7 +852,7 @@ func conformanceChanges(t *testing.T, s *spec, dialect string) {
 	_, bob := en.newUser(t, "bob@example.com")
 	// Ticks queue the due runs; a company whose first run's unit has not
 	// ended yet is queued by a later tick.
-	waitForRuns(t, en, adminTok, 2, en.clk.Now(), en.sched.QueueDue)
+	waitForRuns(t, en, adminTok, 2, en.clk.Now(), func() { en.sched.QueueDue(context.Background()) })
 
 	sinceQ := "since=" + url.QueryEscape(since.Format(time.RFC3339))
 	offsetQ := "since=" + url.QueryEscape(since.In(time.FixedZone("", 3600)).Format(time.RFC3339)) // +01:00, the + as %2B
@@ -937,12 +935,10 @@ func waitForRuns(t *testing.T, en *env, tok string, n int, since time.Time, tick
 	}
 }
 
-// oneDelivery composes one webhook delivery for alert i.
-func oneDelivery(i int) patent.Deliveries[patent.Alert] {
-	return func(a patent.Alert) ([]patent.Delivery, error) {
-		return []patent.Delivery{{ID: fmt.Sprintf("msg_conformance%d", i), Event: "alert.patent_count_change",
-			URL: "https://hooks.example.com/secret-path", URLHost: "https://hooks.example.com", Payload: []byte(`{}`)}}, nil
-	}
+// oneDelivery is one webhook delivery for alert i.
+func oneDelivery(i int) []patent.Delivery {
+	return []patent.Delivery{{ID: fmt.Sprintf("msg_conformance%d", i), Event: "alert.patent_count_change",
+		URL: "https://hooks.example.com/secret-path", URLHost: "https://hooks.example.com", Payload: []byte(`{}`)}}
 }
 
 // settleDeliveries fails the first stored delivery (410) and delivers the

@@ -80,8 +80,9 @@ type Options struct {
 	// AnalyzerMissing names the settings the analyzer lacks; empty when it
 	// is ready.
 	AnalyzerMissing []string
-	// Scheduler reports "running" or "disabled".
-	Scheduler func() string
+	// Scheduler is the scheduler's state for health: "running" or
+	// "disabled".
+	Scheduler string
 	// Demo marks a make demo run: health says demo: true.
 	Demo bool
 	// Docs serves the API reference, GET /docs and GET /openapi.yaml

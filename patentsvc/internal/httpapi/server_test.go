@@ -100,7 +100,7 @@ type env struct {
 	world  *analysistest.World
 	runner *jobs.Runner
 	q      *queue.Queue
-	sched  *schedule.Scheduler // withScheduler only; not started
+	sched  *schedule.Scheduler // withScheduler only; no ticks
 }
 
 type options struct {
@@ -141,9 +141,9 @@ func withStoreLogs() option { return func(o *options) { o.storeLogs = true } }
 // the dialect (run does so on PostgreSQL only).
 func withSharedLimits() option { return func(o *options) { o.sharedLimits = true } }
 
-// withScheduler wires a real scheduler (env.sched, not started) on the
+// withScheduler wires a real scheduler (env.sched, without ticks) on the
 // env's store, analyzer and clock, whose runs the env's queue runs. Its
-// interval is a day and its ticks are hourly.
+// interval is a day.
 func withScheduler() option { return func(o *options) { o.scheduler = true } }
 
 // withJobs sets the job settings (default: 10 a user, a minute each).
@@ -170,39 +170,19 @@ func newEnv(t testing.TB, opts ...option) *env {
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clk := &clock{t: epoch}
 
-	// The store and its work queue, whose workers run the env's jobs and
-	// scheduled runs (started at the end, once their handlers exist).
-	var (
-		runner *jobs.Runner
-		sched  *schedule.Scheduler
-	)
-	qcfg := queue.Config{JobWorkers: 2}
-	if o.scheduler {
-		qcfg.ScheduledWorkers = 2
-	}
-	handlers := queue.Handlers{
-		JobStart:     func(ctx context.Context, u patent.JobStart) error { return runner.Work(ctx, u) },
-		ScheduledRun: func(ctx context.Context, u patent.ScheduledRun) error { return sched.Run(ctx, u) },
-	}
+	// The store; its work queue, whose workers run the env's jobs and
+	// scheduled runs, is built once they exist.
+	dsn := storetest.DSN(t, o.dialect)
 	var st *store.Store
-	var q *queue.Queue
 	if o.storeLogs {
 		var err error
-		st, err = store.Open(context.Background(), o.dialect, storetest.DSN(t, o.dialect),
-			store.Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: time.Minute}, logger, clk.Now, queue.Migrate)
+		st, err = store.Open(context.Background(), o.dialect, dsn, store.Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: time.Minute}, logger, clk.Now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		db, _ := st.SQL()
-		qcfg.Dialect = o.dialect
-		qcfg.ScheduledTimeout, qcfg.JobTimeout, qcfg.DeliveryTimeout = time.Minute, time.Minute, time.Minute
-		if q, err = queue.New(context.Background(), db, qcfg, handlers, slog.New(slog.DiscardHandler)); err != nil {
-			t.Fatal(err)
-		}
-		st.UseQueue(q)
 	} else {
-		st, q = storetest.OpenQueue(t, o.dialect, clk.Now, qcfg, handlers)
+		st = storetest.OpenAt(t, o.dialect, dsn, clk.Now)
 	}
 
 	authn, err := auth.New(st, []byte(jwtSecret), nil, accessTTL, refreshTTL, bcrypt.MinCost, clk.Now)
@@ -223,15 +203,14 @@ func newEnv(t testing.TB, opts ...option) *env {
 	if o.jobs == (jobs.Config{}) {
 		o.jobs = jobs.Config{MaxPerUser: 10, Timeout: time.Minute}
 	}
-	runner = jobs.NewRunner(o.jobs, st, analyzer, nil, logger, clk.Now)
+	runner := jobs.NewRunner(o.jobs, st, analyzer, nil, logger, clk.Now)
+	qcfg, workers := queue.Config{JobWorkers: 2}, queue.Workers{Jobs: runner}
+	var sched *schedule.Scheduler
 	if o.scheduler {
-		sched, err = schedule.New(context.Background(), schedule.Config{Interval: 24 * time.Hour, Threshold: 20, Tick: time.Hour, NewPatentAlerts: true},
-			st, analyzer, nil, logger, clk.Now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { sched.Shutdown(context.Background()) })
+		sched = schedule.New(schedule.Config{Interval: 24 * time.Hour, Threshold: 20, NewPatentAlerts: true}, st, analyzer, nil, logger, clk.Now)
+		qcfg.ScheduledWorkers, workers.Runs = 2, sched
 	}
+	q := storetest.NewQueue(t, st, dsn, qcfg, workers)
 	storetest.StartQueue(t, q)
 	srv := httpapi.NewServer(logger, httpapi.Options{
 		Version:         o.version,
@@ -242,7 +221,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 		TrustedProxies:  o.trusted,
 		DefaultModel:    patent.DefaultModel,
 		AnalyzerMissing: o.analyzerMissing,
-		Scheduler:       func() string { return "disabled" },
+		Scheduler:       "disabled",
 		PDF:             o.pdf,
 	}, authn, st, analyzer, runner, limits, observe.NewRegistry(), epoch.Add(-90*time.Second), clk.Now)
 	return &env{srv: srv, st: st, q: q, clk: clk, logs: logs, limits: limits, root: o.rootPath, world: world, runner: runner, sched: sched}

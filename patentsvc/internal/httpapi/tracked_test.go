@@ -75,15 +75,14 @@ func TestTrackAgainState(t *testing.T) {
 
 // TestTrackRunsAtOnce: POST /admin/tracked answers 201 at once, without
 // waiting for the analysis, and the company's first run starts right
-// away: its analysis is stored within seconds although the scheduler's
-// ticks are an hour apart (the run was queued with the company).
+// away: its analysis is stored within seconds although no tick queues due
+// companies (the run was queued with the company).
 func TestTrackRunsAtOnce(t *testing.T) {
 	eachDialect(t, func(t *testing.T, dialect string) {
 		en := newEnv(t, onDialect(dialect), withScheduler())
 		_, tok := en.admin(t)
 		en.world.Company("Acme Corp", 1) // total_results 4
 		en.world.Serp.SetLatency(2 * time.Second)
-		en.sched.Start()
 
 		start := time.Now()
 		rec := en.do(t, request{method: http.MethodPost, target: "/admin/tracked", body: `{"company_name":"Acme Corp"}`, token: tok})

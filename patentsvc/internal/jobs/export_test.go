@@ -1,4 +1,4 @@
 package jobs
 
-// RetryAfterOf is retryAfterOf, for the tests.
-var RetryAfterOf = retryAfterOf
+// ExpectedWait is expectedWait, for the tests.
+var ExpectedWait = expectedWait

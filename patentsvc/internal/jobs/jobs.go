@@ -6,7 +6,9 @@
 //
 //   - Submit stores a pending job and queues a JobStart in the same
 //     transaction, or refuses (a *patent.TooManyJobsError) when the user
-//     has JOBS_MAX_PER_USER unfinished jobs.
+//     has JOBS_MAX_PER_USER unfinished jobs; its RetryAfter is the expected
+//     wait for the user's oldest unfinished job to end, from the pace of
+//     the jobs that ended on the cluster (expectedWait).
 //   - A JobStart does not start the job that queued it but the fairest
 //     pending one at the moment a worker takes it up: the oldest job of the
 //     user with the fewest running (Store.ClaimJob). There are as many
@@ -19,20 +21,20 @@
 //     JOBS_MAX_CONCURRENT at once per replica, and for at most
 //     JOBS_TIMEOUT: then it ends failed, with the companies finished so far
 //     and the others reported as not analysed.
-//   - A job whose process dies is held by its unit, which the queue runs
-//     again once JOBS_TIMEOUT has passed (River's rescuer), on any replica:
-//     the job starts over (the companies analysed already come from the
-//     caches). After JOBS_MAX_ATTEMPTS such runs the queue gives the unit
-//     up and the sweep fails the job. A shutdown's deadline cuts a job
-//     short the same way, but its unit is run again at once, elsewhere (on
-//     SQLite, one process, the next start fails the job instead).
+//   - A job whose replica dies (kill -9, a lost node, a session cut from
+//     the database) fails as soon as the sweep of a live replica sees that
+//     replica's liveness session has ended, within seconds, with its
+//     job.completed webhook (decisions.md, "patentsvc: a dead replica's
+//     work resumes in seconds"); so does a job whose unit the queue gave
+//     up. A shutdown's deadline cuts a job short too, but its unit is run
+//     again at once, elsewhere: the job starts over (the companies analysed
+//     already come from the caches).
 //   - Every end of a job, the sweep's failures included, stores its
-//     job.completed webhook deliveries in the transaction that records the
-//     end.
-//   - At the start of a process on SQLite (one process only), the jobs
-//     its predecessor left pending or running fail, as the spec's start-up
-//     rule says (FailUnfinished); on PostgreSQL, another replica may be
-//     running them, and pending jobs wait for any replica's worker.
+//     job.completed webhook deliveries, composed here first, in the one
+//     call that records the end.
+//   - At the start of a replica that finds no other alive (the store's
+//     Session.Alone; always on SQLite), the jobs left pending or running
+//     fail, as the spec's start-up rule says (FailUnfinished).
 //   - A job belongs to the user who submitted it (Job.UserID), and every
 //     analysis it stores records that user as requested_by. Who may read
 //     a job is decided at the HTTP edge (Job.VisibleTo).
@@ -52,10 +54,6 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
-// SweepEvery is how often Run sweeps: the jobs whose unit the queue gave
-// up fail, and pending jobs without a unit get one.
-const SweepEvery = 10 * time.Second
-
 // EndGrace is how much longer than JOBS_TIMEOUT the queue lets a job's
 // unit run: the job's own deadline passes first, and its end is recorded
 // before the queue would cut the unit.
@@ -65,31 +63,49 @@ const EndGrace = 5 * time.Second
 // after the job's own context may have ended.
 const finishTimeout = 10 * time.Second
 
-// defaultRetryAfter is the Retry-After of a refused submission when none of
-// the user's jobs is running yet to tell the pace.
-const defaultRetryAfter = 30 * time.Second
+// Retry-After of a refused submission (expectedWait).
+const (
+	// defaultPace is a company's expected analysis time while no job has
+	// ended on the cluster to tell the pace.
+	defaultPace = 30 * time.Second
+	// paceJobs is how many of the latest jobs that ended tell the pace.
+	paceJobs = 50
+)
 
 // Reasons a job fails without ending by itself.
 const (
-	reasonOrphaned = "the processes running the job stopped each time it ran; it is not run again"
-	reasonRestart  = "the service restarted before the job ended"
+	reasonRunnerStopped = "the replica running the job stopped before it ended (its process died or lost its database connection); it is not run again"
+	reasonGivenUp       = "the job's work stopped without ending it (its runs failed, or it was cancelled); it is not run again"
+	reasonRestart       = "the service restarted before the job ended"
 )
 
 // Store is the job table; *store.Store implements it.
 type Store interface {
-	// CreateJob stores a pending job and queues its JobStart; it refuses
-	// with a *patent.TooManyJobsError when the user has maxPerUser
-	// unfinished jobs.
-	CreateJob(ctx context.Context, j patent.Job, maxPerUser int) (patent.Job, error)
-	ListJobs(ctx context.Context, f patent.JobFilter, limit int, after string) ([]patent.Job, string, error)
+	// CreateJob stores a pending job and queues its JobStart with attempts
+	// runs; it refuses with a *patent.TooManyJobsError when the user has
+	// maxPerUser unfinished jobs.
+	CreateJob(ctx context.Context, j patent.Job, maxPerUser, attempts int) (patent.Job, error)
+	// UnfinishedJobs returns up to limit pending or running jobs of a user
+	// (0: of every user), oldest first.
+	UnfinishedJobs(ctx context.Context, userID int64, limit int) ([]patent.Job, error)
+	// JobPace is the median time per company of the latest n jobs that
+	// ran to their end; ok is false when none has.
+	JobPace(ctx context.Context, n int) (perCompany time.Duration, ok bool, err error)
 	// ClaimJob returns the job unit holds, or else the fairest pending job,
 	// now running and held by unit; ok is false when there is none.
 	ClaimJob(ctx context.Context, unit int64) (j patent.Job, ok bool, err error)
 	JobProgress(ctx context.Context, id string, unit int64, completed int) error
-	FinishJob(ctx context.Context, id string, unit int64, status string, result *patent.BatchResult, errMsg string, compose patent.Deliveries[patent.Job]) error
-	FailOrphanedJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error)
-	FailUnfinishedJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error)
-	RefillJobStarts(ctx context.Context) (int64, error)
+	// FinishJob records j's end, held by unit, with its deliveries.
+	FinishJob(ctx context.Context, j patent.Job, unit int64, deliveries []patent.Delivery) error
+	// FailJob fails j, as read, with reason and its deliveries, unless it
+	// moved meanwhile (failed false).
+	FailJob(ctx context.Context, j patent.Job, reason string, deliveries []patent.Delivery) (failed bool, err error)
+	// LostJobs are the running jobs whose replica died or whose unit ended.
+	LostJobs(ctx context.Context) ([]patent.LostJob, error)
+	// ReleaseDeadUnits makes the units of a kind that dead replicas were
+	// running available again.
+	ReleaseDeadUnits(ctx context.Context, kind string) (int64, error)
+	RefillJobStarts(ctx context.Context, attempts int) (int64, error)
 }
 
 // Batcher analyses a batch; *analysis.Analyzer implements it.
@@ -97,11 +113,13 @@ type Batcher interface {
 	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress func(done int)) patent.BatchResult
 }
 
-// Notifier composes the webhook deliveries of a job that ended; the store
-// keeps them in the transaction that records the end (decisions.md: a job
-// end and its deliveries commit together). It may be nil (no webhooks). It
-// is called with the job as stored, before the end commits.
-type Notifier = patent.Deliveries[patent.Job]
+// Notifier composes the webhook deliveries of a job that ended, which the
+// store keeps in the transaction that records the end (decisions.md: a
+// job end and its deliveries commit together); *webhook.Dispatcher
+// implements it. Without webhooks it composes none.
+type Notifier interface {
+	JobDeliveries(j patent.Job) ([]patent.Delivery, error)
+}
 
 // Config holds the job settings.
 type Config struct {
@@ -109,6 +127,9 @@ type Config struct {
 	MaxPerUser int
 	// Timeout is JOBS_TIMEOUT: the longest a job runs.
 	Timeout time.Duration
+	// Attempts is JOBS_MAX_ATTEMPTS: the runs of a job's unit whose end
+	// could not be recorded (0: the store's default).
+	Attempts int
 }
 
 // Runner accepts jobs and runs the units that start them. It is safe for
@@ -122,7 +143,7 @@ type Runner struct {
 	now    func() time.Time
 }
 
-// NewRunner returns a Runner.
+// NewRunner returns a Runner. notify may be nil (no webhooks).
 func NewRunner(cfg Config, st Store, batch Batcher, notify Notifier, logger *slog.Logger, now func() time.Time) *Runner {
 	return &Runner{cfg: cfg, store: st, batch: batch, notify: notify, logger: logger, now: now}
 }
@@ -144,7 +165,7 @@ func (r *Runner) Submit(ctx context.Context, userID int64, companies []patent.Co
 		return patent.Job{}, err
 	}
 	j, err := r.store.CreateJob(ctx, patent.Job{ID: id.String(), UserID: userID, Companies: names, MaxWorkers: workers, Model: model,
-		TraceParent: traceParent(ctx)}, r.cfg.MaxPerUser)
+		TraceParent: traceParent(ctx)}, r.cfg.MaxPerUser, r.cfg.Attempts)
 	var full *patent.TooManyJobsError
 	if errors.As(err, &full) {
 		full.RetryAfter = r.retryAfter(ctx, userID)
@@ -152,40 +173,62 @@ func (r *Runner) Submit(ctx context.Context, userID int64, companies []patent.Co
 	return j, err
 }
 
-// retryAfter estimates when one of user's running jobs ends (retryAfterOf);
-// defaultRetryAfter when it cannot tell.
+// retryAfter is the expected wait for userID's oldest unfinished job to
+// end (expectedWait), from the pace of the jobs that ended on the cluster.
 func (r *Runner) retryAfter(ctx context.Context, userID int64) time.Duration {
-	running, _, err := r.store.ListJobs(ctx, patent.JobFilter{Status: patent.JobRunning, UserID: userID}, 50, "")
+	unfinished, err := r.store.UnfinishedJobs(ctx, userID, max(r.cfg.MaxPerUser, 1))
 	if err != nil {
-		running = nil
+		unfinished = nil
 	}
-	return retryAfterOf(running, r.now(), r.cfg.Timeout)
+	pace, ok, err := r.store.JobPace(ctx, paceJobs)
+	if err != nil || !ok {
+		pace = defaultPace
+	}
+	return expectedWait(unfinished, pace, r.now(), r.cfg.Timeout)
 }
 
-// retryAfterOf is the soonest expected end of the running jobs, each from
-// its pace so far (the time since it started, per company done; a job
-// with none done yet is expected to take as long again as it has run),
-// or defaultRetryAfter without a running job, between a second and limit
-// (JOBS_TIMEOUT).
-func retryAfterOf(running []patent.Job, now time.Time, limit time.Duration) time.Duration {
-	best := time.Duration(-1)
-	for _, j := range running {
-		if j.StartedAt == nil {
-			continue
-		}
-		ran := now.Sub(*j.StartedAt)
-		left := ran
-		if j.Completed > 0 {
-			left = ran / time.Duration(j.Completed) * time.Duration(max(j.Total-j.Completed, 0))
-		}
-		if best < 0 || left < best {
-			best = left
-		}
+// expectedWait is how long the oldest of a user's unfinished jobs (oldest
+// first) is expected to take to end (decisions.md: a Retry-After a client
+// can obey), a job taking pace per company:
+//   - running: what its expected time has left, but never less than its
+//     own pace tells (the time per company done so far, for the companies
+//     left; a job with none done yet is expected to take as long again as
+//     it has run), so a job slower than the pace is not answered "1 s";
+//   - pending: its expected time, after the soonest expected end of the
+//     user's running jobs (its slot frees then at the latest);
+//
+// between a second and limit (JOBS_TIMEOUT: no job runs longer).
+func expectedWait(unfinished []patent.Job, pace time.Duration, now time.Time, limit time.Duration) time.Duration {
+	if len(unfinished) == 0 {
+		return time.Second
 	}
-	if best < 0 {
-		best = defaultRetryAfter
+	oldest := unfinished[0]
+	wait := pace * time.Duration(max(oldest.Total, 1))
+	if oldest.StartedAt != nil {
+		wait = leftOf(oldest, pace, now)
+	} else {
+		soonest := time.Duration(-1)
+		for _, j := range unfinished {
+			if j.StartedAt != nil {
+				if left := leftOf(j, pace, now); soonest < 0 || left < soonest {
+					soonest = left
+				}
+			}
+		}
+		wait += max(soonest, 0)
 	}
-	return min(max(best, time.Second), max(limit, time.Second))
+	return min(max(wait, time.Second), max(limit, time.Second))
+}
+
+// leftOf is the expected time a running job has left (expectedWait).
+func leftOf(j patent.Job, pace time.Duration, now time.Time) time.Duration {
+	ran := now.Sub(*j.StartedAt)
+	left := pace*time.Duration(max(j.Total, 1)) - ran
+	own := ran
+	if j.Completed > 0 {
+		own = ran / time.Duration(j.Completed) * time.Duration(max(j.Total-j.Completed, 0))
+	}
+	return max(left, own)
 }
 
 // Work runs a JobStart: it takes the fairest pending job up (or the one
@@ -218,14 +261,18 @@ func (r *Runner) Work(ctx context.Context, u patent.JobStart) error {
 		}
 	})
 	if ctx.Err() != nil {
-		log.InfoContext(ctx, "job cut short; it runs again from the start", "cause", context.Cause(ctx).Error())
+		// A shutdown: its unit runs again, at once, elsewhere; the end of
+		// this replica's session: its unit ends, and the job fails (the
+		// sweep's). The cause says which.
+		log.InfoContext(ctx, "job cut short", "cause", context.Cause(ctx).Error())
 		return fmt.Errorf("job %s: %w", j.ID, context.Cause(ctx))
 	}
-	status, msg := patent.JobCompleted, ""
+	j.Status, j.Result, j.Completed = patent.JobCompleted, &result, len(result.Results)
 	if runCtx.Err() != nil {
-		status, msg = patent.JobFailed, context.Cause(runCtx).Error()
+		msg := context.Cause(runCtx).Error()
+		j.Status, j.Error = patent.JobFailed, &msg
 	}
-	return r.finish(ctx, j, u.UnitID, status, &result, msg, log)
+	return r.finish(ctx, j, u.UnitID, log)
 }
 
 // errTimedOut is the error of a job that ran past JOBS_TIMEOUT; its
@@ -234,47 +281,69 @@ func errTimedOut(d time.Duration) error {
 	return fmt.Errorf("the job ran longer than JOBS_TIMEOUT (%s)", d)
 }
 
-func (r *Runner) finish(ctx context.Context, j patent.Job, unit int64, status string, result *patent.BatchResult, msg string, log *slog.Logger) error {
+// finish records the end of j (as it ended), held by unit, with its
+// job.completed deliveries.
+func (r *Runner) finish(ctx context.Context, j patent.Job, unit int64, log *slog.Logger) error {
 	// A context of its own (keeping the job's span): the job's may be
 	// ending.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
-	if err := r.store.FinishJob(ctx, j.ID, unit, status, result, msg, r.notify); err != nil {
-		log.WarnContext(ctx, "job end not recorded; the job runs again", "status", status, "err", err.Error())
+	deliveries, err := r.deliveries(j)
+	if err == nil {
+		err = r.store.FinishJob(ctx, j, unit, deliveries)
+	}
+	if err != nil {
+		log.WarnContext(ctx, "job end not recorded; the job runs again", "status", j.Status, "err", err.Error())
 		return fmt.Errorf("job %s: %w", j.ID, err)
 	}
-	trace.SpanFromContext(ctx).SetAttributes(attribute.String("job.status", status))
-	log.InfoContext(ctx, "job finished", "status", status)
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("job.status", j.Status))
+	log.InfoContext(ctx, "job finished", "status", j.Status)
 	return nil
 }
 
-// Run sweeps at once and every SweepEvery until ctx ends.
-func (r *Runner) Run(ctx context.Context) {
-	t := time.NewTicker(SweepEvery)
-	defer t.Stop()
-	for {
-		r.Sweep(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// deliveries composes j's job.completed deliveries (none without a
+// Notifier).
+func (r *Runner) deliveries(j patent.Job) ([]patent.Delivery, error) {
+	if r.notify == nil {
+		return nil, nil
 	}
+	ds, err := r.notify.JobDeliveries(j)
+	if err != nil {
+		return nil, fmt.Errorf("compose the job.completed deliveries: %w", err)
+	}
+	return ds, nil
 }
 
-// Sweep fails the running jobs whose unit the queue gave up (each with its
-// job.completed webhook), and queues a start for the pending jobs that
-// lack one. Any replica may sweep; the store makes the sweeps safe to run
-// at once.
+// Sweep resolves the jobs whose work stopped without ending them (gocron
+// calls it every SweepEvery on every replica; the store makes sweeps at
+// once safe): a job whose replica died, or whose unit the queue gave up,
+// fails with its job.completed webhook; a job start that a dead replica
+// had taken up before it took a job is offered again; every pending job
+// gets a unit to start it.
 func (r *Runner) Sweep(ctx context.Context) {
-	n, err := r.store.FailOrphanedJobs(ctx, reasonOrphaned, r.notify)
-	switch {
-	case err != nil && ctx.Err() == nil:
-		r.logger.Warn("failing orphaned jobs failed", "err", err.Error())
-	case n > 0:
-		r.logger.Warn("failed jobs whose processes stopped", "count", n)
+	lost, err := r.store.LostJobs(ctx)
+	if err != nil && ctx.Err() == nil {
+		r.logger.Warn("reading lost jobs failed", "err", err.Error())
 	}
-	q, err := r.store.RefillJobStarts(ctx)
+	failed := 0
+	for _, l := range lost {
+		reason := reasonGivenUp
+		if l.RunnerStopped {
+			reason = reasonRunnerStopped
+		}
+		if r.fail(ctx, l.Job, reason) {
+			failed++
+		}
+	}
+	if failed > 0 {
+		r.logger.Warn("failed jobs whose work stopped", "count", failed)
+	}
+	if n, err := r.store.ReleaseDeadUnits(ctx, patent.KindJobStart); err != nil && ctx.Err() == nil {
+		r.logger.Warn("releasing the job starts of dead replicas failed", "err", err.Error())
+	} else if n > 0 {
+		r.logger.Info("released the job starts of dead replicas", "count", n)
+	}
+	q, err := r.store.RefillJobStarts(ctx, r.cfg.Attempts)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		r.logger.Warn("queueing job starts failed", "err", err.Error())
@@ -283,14 +352,48 @@ func (r *Runner) Sweep(ctx context.Context) {
 	}
 }
 
-// FailUnfinished fails, with their webhooks, the jobs the process before
-// this one left pending or running (the spec's start-up rule): call it at
-// start-up, before the queue starts, on SQLite only (a single process, so
-// none of them is running).
+// fail fails j, as read, with reason and its job.completed deliveries;
+// false when it moved meanwhile or the write failed (the next sweep sees
+// it again).
+func (r *Runner) fail(ctx context.Context, j patent.Job, reason string) bool {
+	ended := j
+	ended.Status, ended.Error = patent.JobFailed, &reason
+	deliveries, err := r.deliveries(ended)
+	if err == nil {
+		var ok bool
+		ok, err = r.store.FailJob(ctx, j, reason, deliveries)
+		if ok {
+			r.logger.Info("job failed", "job_id", j.ID, "reason", reason)
+			return true
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		r.logger.Warn("failing a job failed", "job_id", j.ID, "err", err.Error())
+	}
+	return false
+}
+
+// FailUnfinished fails, with their webhooks, the jobs left pending or
+// running (the spec's start-up rule): call it at start-up, before the
+// queue starts, when no other replica is alive (the store's
+// Session.Alone), so none of them is running anywhere.
 func (r *Runner) FailUnfinished(ctx context.Context) error {
-	n, err := r.store.FailUnfinishedJobs(ctx, reasonRestart, r.notify)
-	if err != nil {
-		return fmt.Errorf("jobs: %w", err)
+	n := 0
+	for {
+		jobs, err := r.store.UnfinishedJobs(ctx, 0, 100)
+		if err != nil {
+			return fmt.Errorf("jobs: %w", err)
+		}
+		failed := 0
+		for _, j := range jobs {
+			if r.fail(ctx, j, reasonRestart) {
+				failed++
+			}
+		}
+		n += failed
+		if len(jobs) < 100 || failed == 0 {
+			break
+		}
 	}
 	if n > 0 {
 		r.logger.Warn("failed jobs left unfinished by the previous process", "count", n)

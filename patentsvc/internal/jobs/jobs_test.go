@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -80,13 +81,39 @@ type world struct {
 // running batch's jobs, started, and notify composing their ends.
 func newWorld(t *testing.T, dialect string, batch jobs.Batcher, cfg jobs.Config, workers int, notify jobs.Notifier, logger *slog.Logger) *world {
 	t.Helper()
-	w := &world{}
-	st, q := storetest.OpenQueue(t, dialect, time.Now, queue.Config{JobWorkers: workers, JobTimeout: cfg.Timeout + time.Minute},
-		queue.Handlers{JobStart: func(ctx context.Context, u patent.JobStart) error { return w.runner.Work(ctx, u) }})
-	w.st, w.q = st, q
-	w.runner = jobs.NewRunner(cfg, st, batch, notify, logger, time.Now)
-	storetest.StartQueue(t, q)
+	dsn := storetest.DSN(t, dialect)
+	w := &world{st: storetest.OpenAt(t, dialect, dsn, time.Now)}
+	w.runner = jobs.NewRunner(cfg, w.st, batch, notify, logger, time.Now)
+	w.q = storetest.NewQueue(t, w.st, dsn, queue.Config{JobWorkers: workers, JobTimeout: cfg.Timeout + time.Minute}, queue.Workers{Jobs: w.runner})
+	storetest.StartQueue(t, w.q)
 	return w
+}
+
+// notifier is a jobs.Notifier that keeps the jobs it composed for and
+// composes one delivery each (none when quiet).
+type notifier struct {
+	mu    sync.Mutex
+	jobs  []patent.Job
+	quiet bool
+}
+
+var _ jobs.Notifier = (*notifier)(nil)
+
+func (n *notifier) JobDeliveries(j patent.Job) ([]patent.Delivery, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.jobs = append(n.jobs, j)
+	if n.quiet {
+		return nil, nil
+	}
+	return []patent.Delivery{{ID: "msg_" + j.ID + "_" + j.Status, Event: "job.completed", URL: "https://hooks.example/h",
+		URLHost: "https://hooks.example", Payload: []byte(`{}`)}}, nil
+}
+
+func (n *notifier) composed() []patent.Job {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.jobs)
 }
 
 var defaults = jobs.Config{MaxPerUser: 10, Timeout: time.Minute}
@@ -98,14 +125,8 @@ func TestLifecycle(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			g := &gateBatcher{release: make(chan struct{})}
-			var notified []patent.Job
-			var mu sync.Mutex
-			w := newWorld(t, d, g, defaults, 1, func(j patent.Job) ([]patent.Delivery, error) {
-				mu.Lock()
-				notified = append(notified, j)
-				mu.Unlock()
-				return nil, nil
-			}, slog.New(slog.DiscardHandler))
+			notify := &notifier{quiet: true}
+			w := newWorld(t, d, g, defaults, 1, notify, slog.New(slog.DiscardHandler))
 
 			j, err := w.runner.Submit(ctx, 1, []patent.CompanyName{"Acme", "Beta"}, 2, "openai/gpt-4o-mini")
 			if err != nil || j.Status != patent.JobPending || j.Total != 2 || j.ID == "" {
@@ -132,10 +153,9 @@ func TestLifecycle(t *testing.T) {
 			if done.Result == nil || len(done.Result.Results) != 2 || done.Completed != 2 || done.Error != nil || done.StartedAt == nil {
 				t.Errorf("completed job = %+v", done)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(notified) != 1 || notified[0].Status != patent.JobCompleted || notified[0].ID != j.ID {
-				t.Errorf("notifications = %+v", notified)
+			if notified := notify.composed(); len(notified) != 1 || notified[0].Status != patent.JobCompleted || notified[0].ID != j.ID ||
+				notified[0].Completed != 2 || notified[0].Result == nil {
+				t.Errorf("notifications = %+v, want the completed job as it ended", notified)
 			}
 		})
 	}
@@ -162,38 +182,82 @@ func TestTooManyJobs(t *testing.T) {
 	close(g.release)
 }
 
-// TestRetryAfterOf: the wait of a refused submission is the soonest end of
-// the user's running jobs at their pace so far, between 1 s and the job
-// timeout; 30 s when none has started (or JOBS_TIMEOUT, when shorter).
-func TestRetryAfterOf(t *testing.T) {
+// TestExpectedWait: the wait of a refused submission is the expected
+// wait for the user's oldest unfinished job to end, from the cluster's
+// pace, never less than the job's own pace tells (a job running longer
+// than the pace is not "1 s"), between 1 s and the job timeout.
+func TestExpectedWait(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
+	const pace = 45 * time.Second // a company's analysis on the cluster
 	for _, tt := range []struct {
-		name    string
-		running []patent.Job
-		want    time.Duration
+		name       string
+		unfinished []patent.Job
+		limit      time.Duration
+		want       time.Duration
 	}{
-		{"none running", nil, 30 * time.Second},
-		{"not started", []patent.Job{{Total: 3}}, 30 * time.Second},
-		{"half done", []patent.Job{{Total: 4, Completed: 2, StartedAt: ago(time.Minute)}}, time.Minute},
-		{"none done yet", []patent.Job{{Total: 4, StartedAt: ago(40 * time.Second)}}, 40 * time.Second},
-		{"soonest of two", []patent.Job{{Total: 10, Completed: 1, StartedAt: ago(time.Minute)},
-			{Total: 2, Completed: 1, StartedAt: ago(20 * time.Second)}}, 20 * time.Second},
-		{"all done, not yet recorded", []patent.Job{{Total: 2, Completed: 2, StartedAt: ago(time.Minute)}}, time.Second},
-		{"capped", []patent.Job{{Total: 20, Completed: 1, StartedAt: ago(time.Hour)}}, 30 * time.Minute},
-		{"none running, JOBS_TIMEOUT 10s", nil, 10 * time.Second},
+		{"none (ended meanwhile)", nil, 30 * time.Minute, time.Second},
+		{"just started", []patent.Job{{Total: 1, StartedAt: ago(time.Second)}}, 30 * time.Minute, 44 * time.Second},
+		{"running longer than the pace", []patent.Job{{Total: 1, StartedAt: ago(50 * time.Second)}}, 30 * time.Minute, 50 * time.Second},
+		{"half done, on pace", []patent.Job{{Total: 4, Completed: 2, StartedAt: ago(90 * time.Second)}}, 30 * time.Minute, 90 * time.Second},
+		{"half done, slower than the pace", []patent.Job{{Total: 4, Completed: 2, StartedAt: ago(4 * time.Minute)}}, 30 * time.Minute, 4 * time.Minute},
+		{"all done, not yet recorded", []patent.Job{{Total: 2, Completed: 2, StartedAt: ago(time.Minute)}}, 30 * time.Minute, 30 * time.Second},
+		{"pending behind a running one", []patent.Job{{Total: 2}, {Total: 1, StartedAt: ago(15 * time.Second)}}, 30 * time.Minute, 2*pace + 30*time.Second},
+		{"pending, none running", []patent.Job{{Total: 3}}, 30 * time.Minute, 3 * pace},
+		{"capped at JOBS_TIMEOUT", []patent.Job{{Total: 20, StartedAt: ago(time.Second)}}, 10 * time.Minute, 10 * time.Minute},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			limit := 30 * time.Minute
-			if strings.HasSuffix(tt.name, "10s") {
-				limit = 10 * time.Second
-			}
-			if got := jobs.RetryAfterOf(tt.running, now, limit); got != tt.want {
-				t.Errorf("RetryAfterOf = %v, want %v", got, tt.want)
+			if got := jobs.ExpectedWait(tt.unfinished, pace, now, tt.limit); got != tt.want {
+				t.Errorf("ExpectedWait = %v, want %v", got, tt.want)
 			}
 		})
 	}
 }
+
+// TestRetryAfterFromThePace: a user refused while their jobs run gets the
+// wait the jobs that ended on the cluster tell: with jobs taking 45 s a
+// company, about 45 s for a job that just started, not 1 s.
+func TestRetryAfterFromThePace(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}
+	st := storetest.Open(t, store.SQLite, clk.Now)
+	r := jobs.NewRunner(jobs.Config{MaxPerUser: 1, Timeout: 30 * time.Minute}, st, &gateBatcher{}, nil, slog.New(slog.DiscardHandler), clk.Now)
+	// Three jobs of one company ended, each after 45 s.
+	for i := range 3 {
+		j, err := r.Submit(ctx, int64(10+i), []patent.CompanyName{"Acme"}, 1, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := st.ClaimJob(ctx, int64(100+i)); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		clk.advance(45 * time.Second)
+		if err := st.FinishJob(ctx, patent.Job{ID: j.ID, Status: patent.JobCompleted}, int64(100+i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Submit(ctx, 1, []patent.CompanyName{"Acme"}, 1, "m"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := st.ClaimJob(ctx, 200); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	clk.advance(2 * time.Second)
+	_, err := r.Submit(ctx, 1, []patent.CompanyName{"Beta"}, 1, "m")
+	var full *patent.TooManyJobsError
+	if !errors.As(err, &full) || full.RetryAfterSeconds() != 43 {
+		t.Fatalf("Submit over the limit = %v (%+v), want Retry-After 43 s (45 s a job, 2 s run)", err, full)
+	}
+}
+
+// clock is a test clock that moves when told.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // TestTimeout: a job running past JOBS_TIMEOUT ends failed with the
 // reason, its finished companies and the others reported as not analysed.
@@ -221,10 +285,9 @@ func TestShutdownRunsAgain(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			dsn := storetest.DSN(t, d)
 			stuck := &gateBatcher{release: make(chan struct{})} // never released
-			var first *jobs.Runner
-			st1, q1 := storetest.OpenDSN(t, d, dsn, time.Now, queue.Config{JobWorkers: 1, JobTimeout: 2 * time.Minute},
-				queue.Handlers{JobStart: func(ctx context.Context, u patent.JobStart) error { return first.Work(ctx, u) }})
-			first = jobs.NewRunner(defaults, st1, stuck, nil, slog.New(slog.DiscardHandler), time.Now)
+			st1 := storetest.OpenAt(t, d, dsn, time.Now)
+			first := jobs.NewRunner(defaults, st1, stuck, nil, slog.New(slog.DiscardHandler), time.Now)
+			q1 := storetest.NewQueue(t, st1, dsn, queue.Config{JobWorkers: 1, JobTimeout: 2 * time.Minute}, queue.Workers{Jobs: first})
 			if err := q1.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -257,43 +320,42 @@ func TestShutdownRunsAgain(t *testing.T) {
 // database at dsn.
 func newReplica(t *testing.T, d, dsn string, batch jobs.Batcher) *jobs.Runner {
 	t.Helper()
-	var r *jobs.Runner
-	st, q := storetest.OpenDSN(t, d, dsn, time.Now, queue.Config{JobWorkers: 1, JobTimeout: 2 * time.Minute},
-		queue.Handlers{JobStart: func(ctx context.Context, u patent.JobStart) error { return r.Work(ctx, u) }})
-	r = jobs.NewRunner(defaults, st, batch, nil, slog.New(slog.DiscardHandler), time.Now)
-	storetest.StartQueue(t, q)
+	st := storetest.OpenAt(t, d, dsn, time.Now)
+	r := jobs.NewRunner(defaults, st, batch, nil, slog.New(slog.DiscardHandler), time.Now)
+	storetest.StartQueue(t, storetest.NewQueue(t, st, dsn, queue.Config{JobWorkers: 1, JobTimeout: 2 * time.Minute}, queue.Workers{Jobs: r}))
 	return r
 }
 
 // TestSweepFailsOrphans: a running job whose unit the queue gave up fails
-// at the sweep, with its job.completed deliveries composed, and the count
-// is logged; the pending jobs without a unit get one.
+// at the sweep, with its job.completed deliveries composed from the job as
+// it ended and stored with the failure, and the count is logged; the
+// pending jobs without a unit get one.
 func TestSweepFailsOrphans(t *testing.T) {
 	var logs bytes.Buffer
 	st := storetest.Open(t, store.SQLite, time.Now)
-	var notified []patent.Job
-	r := jobs.NewRunner(defaults, st, &gateBatcher{}, func(j patent.Job) ([]patent.Delivery, error) {
-		notified = append(notified, j)
-		return nil, nil
-	}, slog.New(slog.NewJSONHandler(&logs, nil)), time.Now)
+	notify := &notifier{}
+	r := jobs.NewRunner(defaults, st, &gateBatcher{}, notify, slog.New(slog.NewJSONHandler(&logs, nil)), time.Now)
 	j, err := r.Submit(ctx, 1, []patent.CompanyName{"Acme"}, 1, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	unit := storetest.Units(t, st, queue.KindJobStart)[0].ID
+	unit := storetest.Units(t, st, patent.KindJobStart)[0].ID
 	if _, ok, err := st.ClaimJob(ctx, unit); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	storetest.SetUnitState(t, st, unit, "discarded") // its processes died JOBS_MAX_ATTEMPTS times
+	storetest.SetUnitState(t, st, unit, "discarded") // its runs failed JOBS_MAX_ATTEMPTS times
 	r.Sweep(ctx)
 	got, _ := st.Job(ctx, j.ID)
-	if got.Status != patent.JobFailed || got.Error == nil || !strings.Contains(*got.Error, "processes running the job stopped") {
+	if got.Status != patent.JobFailed || got.Error == nil || !strings.Contains(*got.Error, "work stopped without ending it") {
 		t.Errorf("orphaned job after the sweep = %+v", got)
 	}
-	if len(notified) != 1 || notified[0].ID != j.ID || notified[0].Status != patent.JobFailed {
-		t.Errorf("notified = %+v, want the failed job", notified)
+	if n := notify.composed(); len(n) != 1 || n[0].ID != j.ID || n[0].Status != patent.JobFailed || n[0].Error == nil || *n[0].Error != *got.Error {
+		t.Errorf("composed for %+v, want the failed job with its reason", n)
 	}
-	if !strings.Contains(logs.String(), `"msg":"failed jobs whose processes stopped","count":1`) {
+	if d, err := st.Delivery(ctx, "msg_"+j.ID+"_failed"); err != nil || d.Status != patent.DeliveryPending {
+		t.Errorf("the failed job's delivery = %+v, %v; want it stored", d, err)
+	}
+	if !strings.Contains(logs.String(), `"msg":"failed jobs whose work stopped","count":1`) {
 		t.Errorf("count not logged: %s", logs.String())
 	}
 }
@@ -304,13 +366,12 @@ func TestSweepFailsOrphans(t *testing.T) {
 func TestRealPipeline(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
-			var r *jobs.Runner
-			st, q := storetest.OpenQueue(t, d, time.Now, queue.Config{JobWorkers: 2},
-				queue.Handlers{JobStart: func(ctx context.Context, u patent.JobStart) error { return r.Work(ctx, u) }})
+			dsn := storetest.DSN(t, d)
+			st := storetest.OpenAt(t, d, dsn, time.Now)
 			w := analysistest.NewWorld(t, st)
 			w.Company("Acme Corp", 2)
-			r = jobs.NewRunner(defaults, st, w.Analyzer(nil), nil, slog.New(slog.DiscardHandler), time.Now)
-			storetest.StartQueue(t, q)
+			r := jobs.NewRunner(defaults, st, w.Analyzer(nil), nil, slog.New(slog.DiscardHandler), time.Now)
+			storetest.StartQueue(t, storetest.NewQueue(t, st, dsn, queue.Config{JobWorkers: 2}, queue.Workers{Jobs: r}))
 			j, err := r.Submit(ctx, 42, []patent.CompanyName{"Acme Corp", "Nobody Inc"}, 2, "openai/gpt-4o-mini")
 			if err != nil {
 				t.Fatal(err)

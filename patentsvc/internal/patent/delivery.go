@@ -50,10 +50,3 @@ type Attempt struct {
 type DeliveryFilter struct {
 	Status string // "" for every status
 }
-
-// Deliveries composes the webhook deliveries of an event (one per target
-// URL); the store calls it inside the transaction that stores the event,
-// with the event as stored (ids and times filled), and stores what it
-// returns in that same transaction. A nil Deliveries, or an empty result,
-// stores none.
-type Deliveries[E any] func(event E) ([]Delivery, error)

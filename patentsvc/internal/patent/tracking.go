@@ -133,7 +133,9 @@ type RunOutcome struct {
 // about that an earlier run saw (Known), and the numbers of the latest run
 // whose search answered (Last).
 type SeenPatents struct {
-	Since *time.Time
-	Known map[string]bool
-	Last  []string
+	// Company is the tracked company as it stands when they are read.
+	Company TrackedCompany
+	Since   *time.Time
+	Known   map[string]bool
+	Last    []string
 }

@@ -10,24 +10,63 @@ import (
 // shares, bounded and fair"). Each is stored in the work queue in the
 // transaction that creates the work (a tracked company, a job, a webhook
 // delivery), and any replica's worker runs it. They are small values in
-// the domain's terms: what the work is about, never how the queue keeps it.
+// the domain's terms: what the work is about, never how the queue keeps
+// it. Their JSON form is the unit's arguments as the queue stores them;
+// the fields tagged river:"unique" make a unit's identity (a unit with
+// the same kind and identity is not queued twice while one is alive).
+
+// The kinds of unit, as the queue stores them (river_job.kind).
+const (
+	KindScheduledRun = "scheduled_run"
+	KindJobStart     = "job_start"
+	KindDelivery     = "webhook_delivery"
+)
+
+// The queues the units wait in (river_job.queue), one a kind: each
+// replica works each queue with a number of workers of its own.
+const (
+	QueueScheduledRuns = "scheduled"
+	QueueJobStarts     = "jobs"
+	QueueDeliveries    = "webhooks"
+)
 
 // Unit is a unit of queued work: a ScheduledRun, a JobStart or a
-// DeliveryAttempt.
-type Unit interface{ isUnit() }
+// DeliveryAttempt. Kind names its kind, Queue the queue it waits in.
+type Unit interface {
+	Kind() string
+	Queue() string
+	isUnit()
+}
 
 // ScheduledRun is the scheduled run of tracked company TrackedID that was
 // due at DueAt. A company has one due time at a time (its next_run_at); a
 // run records its outcome only while that is still DueAt, so a due time
 // is recorded once however often its unit runs.
 type ScheduledRun struct {
-	TrackedID int64
-	DueAt     time.Time
+	TrackedID int64     `json:"tracked_id" river:"unique"`
+	DueAt     time.Time `json:"due_at" river:"unique"`
 	// TraceParent is the W3C traceparent of the request that tracked the
 	// company, for its first run ("" for the others): the run's root span
 	// links to it.
-	TraceParent string
+	TraceParent string `json:"trace_parent,omitempty"`
+	// CompanyName is the company's name when the run was queued: the run
+	// analyses it before it reads anything else. Empty in a unit queued
+	// before it was carried (the run reads the company first).
+	CompanyName string `json:"company_name,omitempty"`
+	// AlertIDs are the ids reserved, when the run was queued, for the
+	// alerts it may raise (one per alert type), so that the run composes
+	// its alerts and their webhook deliveries before it stores them, in one
+	// call. A due time is recorded once, so each id is used at most once;
+	// the ids of alerts not raised are never used.
+	AlertIDs []int64 `json:"alert_ids,omitempty"`
+	// Attempt is the run of the unit this is, 1 for the first; set by the
+	// worker, not stored.
+	Attempt int `json:"-"`
 }
+
+// AlertsPerRun is the most alerts a scheduled run raises (a
+// patent_count_change and a new_patents alert): the ids reserved for it.
+const AlertsPerRun = 2
 
 // JobStart starts a pending asynchronous job: not necessarily JobID (the
 // job whose submission queued it) but the fairest pending one when a
@@ -35,31 +74,50 @@ type ScheduledRun struct {
 // running). Every submitted job queues one JobStart, so there are as many
 // of them as pending jobs.
 type JobStart struct {
-	JobID string
+	JobID string `json:"job_id"`
 	// UnitID is the queue's id of this unit, set when it is handed to a
-	// worker: the job the unit starts is held under it, so that the unit,
-	// run again after its process died, takes the same job up again.
-	UnitID int64
+	// worker: the job the unit starts is held under it.
+	UnitID int64 `json:"-"`
 }
 
 // DeliveryAttempt makes the next due attempt of webhook delivery
 // DeliveryID.
 type DeliveryAttempt struct {
-	DeliveryID string
+	DeliveryID string `json:"delivery_id" river:"unique"`
 }
 
-// Queued is a unit as the queue stored it: its id, and whether it was
-// queued already (Duplicate: a scheduled run of the same company and due
-// time, or a delivery's attempts still alive), in which case UnitID is
-// the one queued before.
-type Queued struct {
-	UnitID    int64
-	Duplicate bool
-}
+// Kind is KindScheduledRun.
+func (ScheduledRun) Kind() string { return KindScheduledRun }
+
+// Kind is KindJobStart.
+func (JobStart) Kind() string { return KindJobStart }
+
+// Kind is KindDelivery.
+func (DeliveryAttempt) Kind() string { return KindDelivery }
+
+// Queue is QueueScheduledRuns.
+func (ScheduledRun) Queue() string { return QueueScheduledRuns }
+
+// Queue is QueueJobStarts.
+func (JobStart) Queue() string { return QueueJobStarts }
+
+// Queue is QueueDeliveries.
+func (DeliveryAttempt) Queue() string { return QueueDeliveries }
 
 func (ScheduledRun) isUnit()    {}
 func (JobStart) isUnit()        {}
 func (DeliveryAttempt) isUnit() {}
+
+// LostJob is a running job whose work stopped without ending it: the
+// replica running it died or lost its database session (RunnerStopped),
+// or the queue gave its unit up (its runs failed, or an operator or the
+// replica's own lost session cancelled it). Either way it fails, with its
+// job.completed deliveries (decisions.md, "patentsvc: a dead replica's work
+// resumes in seconds").
+type LostJob struct {
+	Job           Job
+	RunnerStopped bool
+}
 
 // LaterError is what a unit's work returns to be run again After from now,
 // without counting a failed attempt: a webhook delivery whose next attempt

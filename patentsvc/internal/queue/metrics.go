@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 // metricsTimeout bounds the queries of one scrape.
@@ -15,7 +17,7 @@ const metricsTimeout = time.Second
 var waitingStates = []string{"available", "pending", "retryable", "scheduled", "running"}
 
 // kinds are the kinds of unit, for the metrics' series.
-var kinds = []string{KindScheduledRun, KindJobStart, KindDelivery}
+var kinds = []string{patent.KindScheduledRun, patent.KindJobStart, patent.KindDelivery}
 
 // RegisterMetrics registers the queue's metrics in reg, read from the
 // database at scrape time (so every replica shows the whole cluster's

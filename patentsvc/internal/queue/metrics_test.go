@@ -20,13 +20,15 @@ import (
 func TestMetrics(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
-			st, q := storetest.OpenQueue(t, d, time.Now, queue.Config{}, queue.Handlers{}) // no workers: units wait
+			dsn := storetest.DSN(t, d)
+			st := storetest.OpenAt(t, d, dsn, time.Now)
+			q := storetest.NewQueue(t, st, dsn, queue.Config{}, queue.Workers{}) // no workers: units wait
 			for _, name := range []patent.CompanyName{"Acme", "Beta"} {
 				if _, err := st.CreateTracked(context.Background(), name); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := st.CreateJob(context.Background(), patent.Job{ID: "j1", UserID: 1, Companies: []string{"Acme"}}, 0); err != nil {
+			if _, err := st.CreateJob(context.Background(), patent.Job{ID: "j1", UserID: 1, Companies: []string{"Acme"}}, 0, 0); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(1100 * time.Millisecond) // the oldest unit has waited a second
@@ -49,7 +51,7 @@ patentsvc_queue_units{kind="webhook_delivery",state="available"} 0
 				}
 				for _, m := range mf.Metric {
 					kind, age := m.Label[0].GetValue(), m.Gauge.GetValue()
-					if waiting := kind != queue.KindDelivery; waiting != (age >= 1 && age < 60) {
+					if waiting := kind != patent.KindDelivery; waiting != (age >= 1 && age < 60) {
 						t.Errorf("oldest available %s waited %.2fs", kind, age)
 					}
 				}

@@ -10,49 +10,147 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
-// River's arguments of each kind: the unit's fields, as stored in
-// river_job.args. The fields marked unique make the unit's identity
-// (InsertTx).
-type (
-	scheduledRunArgs struct {
-		TrackedID   int64     `json:"tracked_id" river:"unique"`
-		DueAt       time.Time `json:"due_at" river:"unique"`
-		TraceParent string    `json:"trace_parent,omitempty"`
+// ScheduledRunWorker runs a tracked company's scheduled run: Runs.Run
+// (schedule.Scheduler.Run). A run cut by the end of the replica's session
+// is run again, on whichever replica takes it up; it records its due time
+// once, however often it runs.
+type ScheduledRunWorker struct {
+	river.WorkerDefaults[patent.ScheduledRun]
+	Runs ScheduledRuns
+	unit unit
+}
+
+// Work runs the unit.
+func (w *ScheduledRunWorker) Work(ctx context.Context, j *river.Job[patent.ScheduledRun]) error {
+	if w.Runs == nil {
+		return errNoWorker
 	}
-	jobStartArgs struct {
-		JobID string `json:"job_id"`
+	ctx, end, err := w.unit.begin(ctx)
+	if err != nil {
+		return err
 	}
-	deliveryArgs struct {
-		DeliveryID string `json:"delivery_id" river:"unique"`
+	defer end()
+	u := j.Args
+	u.Attempt = j.Attempt
+	return w.unit.outcome(ctx, w.Runs.Run(ctx, u), runAgain)
+}
+
+// Timeout is the kind's timeout and RescueMargin (unit.riverTimeout).
+func (w *ScheduledRunWorker) Timeout(*river.Job[patent.ScheduledRun]) time.Duration {
+	return w.unit.riverTimeout()
+}
+
+// JobStartWorker starts the fairest pending job and runs it: Jobs.Work
+// (jobs.Runner.Work). A job cut by the end of the replica's session is
+// not run again: its unit is cancelled, and the jobs sweep fails the job
+// with its webhook, as for a replica that died.
+type JobStartWorker struct {
+	river.WorkerDefaults[patent.JobStart]
+	Jobs JobStarts
+	unit unit
+}
+
+// Work runs the unit.
+func (w *JobStartWorker) Work(ctx context.Context, j *river.Job[patent.JobStart]) error {
+	if w.Jobs == nil {
+		return errNoWorker
 	}
+	ctx, end, err := w.unit.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	u := j.Args
+	u.UnitID = j.ID
+	return w.unit.outcome(ctx, w.Jobs.Work(ctx, u), cancelUnit)
+}
+
+// Timeout is the kind's timeout and RescueMargin (unit.riverTimeout).
+func (w *JobStartWorker) Timeout(*river.Job[patent.JobStart]) time.Duration {
+	return w.unit.riverTimeout()
+}
+
+// DeliveryWorker makes a webhook delivery's due attempt: Deliveries.Deliver
+// (webhook.Dispatcher.Deliver). An attempt cut by the end of the
+// replica's session is made again (the receiver may get it twice, with the
+// same webhook-id).
+type DeliveryWorker struct {
+	river.WorkerDefaults[patent.DeliveryAttempt]
+	Deliveries Deliveries
+	unit       unit
+}
+
+// Work runs the unit.
+func (w *DeliveryWorker) Work(ctx context.Context, j *river.Job[patent.DeliveryAttempt]) error {
+	if w.Deliveries == nil {
+		return errNoWorker
+	}
+	ctx, end, err := w.unit.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	return w.unit.outcome(ctx, w.Deliveries.Deliver(ctx, j.Args), runAgain)
+}
+
+// Timeout is the kind's timeout and RescueMargin (unit.riverTimeout).
+func (w *DeliveryWorker) Timeout(*river.Job[patent.DeliveryAttempt]) time.Duration {
+	return w.unit.riverTimeout()
+}
+
+// unit holds what every kind's run shares: its timeout and the replica's
+// liveness session.
+type unit struct {
+	timeout time.Duration
+	session Session
+}
+
+// begin returns the context a unit runs in: it ends at the kind's timeout
+// (cause ErrUnitTimedOut) and when the replica's session ends (cause
+// ErrSessionLost); end releases it. A unit taken up while the replica has
+// no session is not run: it is offered again a moment later (not an
+// attempt).
+func (u unit) begin(ctx context.Context) (context.Context, func(), error) {
+	var sess context.Context
+	if u.session != nil {
+		sess = u.session.Context()
+		if sess.Err() != nil {
+			return nil, nil, river.JobSnooze(waitForSession)
+		}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := func() bool { return false }
+	if sess != nil {
+		stop = context.AfterFunc(sess, func() { cancel(ErrSessionLost) })
+	}
+	if u.timeout > 0 {
+		var cancelTimeout context.CancelFunc
+		ctx, cancelTimeout = context.WithTimeoutCause(ctx, u.timeout, ErrUnitTimedOut)
+		return ctx, func() { cancelTimeout(); stop(); cancel(nil) }, nil
+	}
+	return ctx, func() { stop(); cancel(nil) }, nil
+}
+
+// onLoss is what becomes of a unit cut by the end of its replica's
+// session.
+type onLoss int
+
+const (
+	runAgain   onLoss = iota // offered again at once, not counted as an attempt
+	cancelUnit               // ended for good; its kind's sweep resolves its work
 )
 
-func (scheduledRunArgs) Kind() string { return KindScheduledRun }
-func (jobStartArgs) Kind() string     { return KindJobStart }
-func (deliveryArgs) Kind() string     { return KindDelivery }
-
-// worker is a River worker of one kind: it runs the unit through work,
-// with the kind's timeout.
-type worker[A river.JobArgs] struct {
-	river.WorkerDefaults[A]
-	timeout time.Duration
-	work    func(ctx context.Context, j *river.Job[A]) error
-}
-
-func newWorker[A river.JobArgs](timeout time.Duration, work func(ctx context.Context, j *river.Job[A]) error) *worker[A] {
-	return &worker[A]{timeout: timeout, work: work}
-}
-
-// Work runs the unit within the kind's timeout and maps the handler's
-// outcome to River's: a *patent.LaterError snoozes the unit (run again
-// later, not an attempt).
-func (w *worker[A]) Work(ctx context.Context, j *river.Job[A]) error {
-	if w.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, w.timeout, ErrUnitTimedOut)
-		defer cancel()
+// outcome maps the core's answer to River's: a unit cut by the end of the
+// replica's session is run again or cancelled (loss); a *patent.LaterError
+// snoozes the unit (run again later, not an attempt); another error is a
+// failed attempt.
+func (u unit) outcome(ctx context.Context, err error, loss onLoss) error {
+	if err != nil && errors.Is(context.Cause(ctx), ErrSessionLost) {
+		if loss == cancelUnit {
+			return river.JobCancel(err)
+		}
+		return river.JobSnooze(0)
 	}
-	err := w.work(ctx, j)
 	var later *patent.LaterError
 	if errors.As(err, &later) {
 		return river.JobSnooze(later.After)
@@ -60,48 +158,14 @@ func (w *worker[A]) Work(ctx context.Context, j *river.Job[A]) error {
 	return err
 }
 
-// Timeout is what River knows of the kind's timeout: the kind's own (the
-// unit's context ends then, Work) plus RescueMargin. River's rescuer takes
-// a unit running longer than this for another run, so a unit whose work
-// ran to its deadline still has RescueMargin to record its end (those
-// writes outlive the unit's context) before it could be run twice.
-func (w *worker[A]) Timeout(*river.Job[A]) time.Duration {
-	if w.timeout <= 0 {
+// riverTimeout is what River knows of the kind's timeout: the kind's own
+// (the unit's context ends then, begin) plus RescueMargin. River's rescuer
+// takes a unit running longer than this for another run, so a unit whose
+// work ran to its deadline still has RescueMargin to record its end
+// (those writes outlive the unit's context) before it could be run twice.
+func (u unit) riverTimeout() time.Duration {
+	if u.timeout <= 0 {
 		return 0
 	}
-	return w.timeout + RescueMargin
-}
-
-// ErrUnitTimedOut is the cause of a unit's context ending at its kind's
-// timeout (not a shutdown).
-var ErrUnitTimedOut = errors.New("queue: the unit ran longer than its kind's timeout")
-
-// errNoHandler fails a unit on a replica built without its handler.
-var errNoHandler = errors.New("queue: no handler for this kind of unit on this replica")
-
-func scheduledRun(h func(context.Context, patent.ScheduledRun) error) func(context.Context, *river.Job[scheduledRunArgs]) error {
-	return func(ctx context.Context, j *river.Job[scheduledRunArgs]) error {
-		if h == nil {
-			return errNoHandler
-		}
-		return h(ctx, patent.ScheduledRun{TrackedID: j.Args.TrackedID, DueAt: j.Args.DueAt, TraceParent: j.Args.TraceParent})
-	}
-}
-
-func jobStart(h func(context.Context, patent.JobStart) error) func(context.Context, *river.Job[jobStartArgs]) error {
-	return func(ctx context.Context, j *river.Job[jobStartArgs]) error {
-		if h == nil {
-			return errNoHandler
-		}
-		return h(ctx, patent.JobStart{JobID: j.Args.JobID, UnitID: j.ID})
-	}
-}
-
-func delivery(h func(context.Context, patent.DeliveryAttempt) error) func(context.Context, *river.Job[deliveryArgs]) error {
-	return func(ctx context.Context, j *river.Job[deliveryArgs]) error {
-		if h == nil {
-			return errNoHandler
-		}
-		return h(ctx, patent.DeliveryAttempt{DeliveryID: j.Args.DeliveryID})
-	}
+	return u.timeout + RescueMargin
 }

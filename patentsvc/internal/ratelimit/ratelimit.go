@@ -285,22 +285,14 @@ func (w *Window) Clients() int {
 	return len(w.clients)
 }
 
-// JanitorInterval is how often run() has RunJanitor sweep the windows.
+// JanitorInterval is how often gocron has Sweep sweep the windows.
 const JanitorInterval = time.Minute
 
-// RunJanitor sweeps the windows every interval until ctx ends. Every
-// replica runs one; prunes of the same rows by several are harmless.
-func RunJanitor(ctx context.Context, interval time.Duration, windows ...*Window) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			for _, w := range windows {
-				_ = w.Sweep(ctx) // a failure is logged by the Cluster
-			}
-		}
+// Sweep sweeps the windows (gocron calls it every JanitorInterval on every
+// replica; prunes of the same rows by several are harmless). A failure is
+// logged by the Cluster.
+func Sweep(ctx context.Context, windows ...*Window) {
+	for _, w := range windows {
+		_ = w.Sweep(ctx)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -241,33 +242,19 @@ func TestSweepPrunesShared(t *testing.T) {
 	}
 }
 
-// TestRunJanitorSweeps: the janitor sweeps every window until its context
-// ends.
-func TestRunJanitorSweeps(t *testing.T) {
+// TestSweepSweepsEveryWindow: a sweep prunes every window it is given.
+func TestSweepSweepsEveryWindow(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
-	pruned := make(chan string, 10)
+	var pruned []string
 	f := &fakeShared{PruneFn: func(_ context.Context, endpoint string, _ time.Time) (int64, error) {
-		select {
-		case pruned <- endpoint:
-		default:
-		}
+		pruned = append(pruned, endpoint)
 		return 0, nil
 	}}
 	cl, _ := newCluster(f, time.Second, clk)
 	a := ratelimit.New("/a", "1/minute", 1, time.Minute, clk.Now, ratelimit.WithShared(cl))
 	b := ratelimit.New("/b", "1/minute", 1, time.Minute, clk.Now, ratelimit.WithShared(cl))
-	jctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { ratelimit.RunJanitor(jctx, time.Millisecond, a, b); close(done) }()
-	seen := map[string]bool{}
-	for len(seen) < 2 {
-		select {
-		case e := <-pruned:
-			seen[e] = true
-		case <-time.After(10 * time.Second):
-			t.Fatalf("pruned %v within 10s, want /a and /b", seen)
-		}
+	ratelimit.Sweep(ctx, a, b)
+	if fmt.Sprint(pruned) != "[/a /b]" {
+		t.Errorf("pruned %v, want /a and /b", pruned)
 	}
-	cancel()
-	<-done
 }

@@ -22,7 +22,7 @@ func TestRunsHistory(t *testing.T) {
 			clk := &clock{t: start}
 			fake := newFake()
 			log := &alertLog{}
-			r := newRig(t, d, clk.Now, schedule.Config{Interval: time.Hour, Threshold: 20}, fake, log.compose)
+			r := newRig(t, d, clk.Now, schedule.Config{Interval: time.Hour, Threshold: 20}, fake, log)
 			st := r.st
 			var want []string
 			round := func(n int, fail bool, line string) {

@@ -21,7 +21,7 @@ func TestNewPatentAlerts(t *testing.T) {
 			fake := newFake()
 			log := &alertLog{}
 			// The count rule never fires: only the new patents rule is seen.
-			r := newRig(t, store.SQLite, clk.Now, schedule.Config{Interval: time.Hour, Threshold: 1000, NewPatentAlerts: on}, fake, log.compose)
+			r := newRig(t, store.SQLite, clk.Now, schedule.Config{Interval: time.Hour, Threshold: 1000, NewPatentAlerts: on}, fake, log)
 			round := func(ids ...string) {
 				t.Helper()
 				fake.mu.Lock()
@@ -81,7 +81,7 @@ func TestBaselineAfterMigration(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
 	fake := newFake()
 	log := &alertLog{}
-	r := newRig(t, store.SQLite, clk.Now, schedule.Config{Interval: time.Hour, Threshold: 1000, NewPatentAlerts: true}, fake, log.compose)
+	r := newRig(t, store.SQLite, clk.Now, schedule.Config{Interval: time.Hour, Threshold: 1000, NewPatentAlerts: true}, fake, log)
 	answer := func(ids ...string) {
 		fake.mu.Lock()
 		fake.pubs["Acme"], fake.counts["Acme"] = ids, 5

@@ -26,7 +26,7 @@ func TestFirstRunAtOnce(t *testing.T) {
 				w = analysistest.NewWorld(t, st)
 				w.Company("Acme Corp", 1) // total_results 4
 				return w.Analyzer(nil)
-			}, schedule.Config{Interval: 24 * time.Hour, Threshold: 20, Tick: time.Hour})
+			}, schedule.Config{Interval: 24 * time.Hour, Threshold: 20})
 			st := r.st
 			acme, err := st.CreateTracked(ctx, "Acme Corp")
 			if err != nil {
@@ -66,11 +66,11 @@ func TestFirstRunsOnce(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			dsn := storetest.DSN(t, d)
 			fake := newFake()
-			cfg := schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 20 * time.Millisecond, Batch: 2}
+			cfg := schedule.Config{Interval: time.Hour, Threshold: 20, Batch: 2}
 			a := newReplica(t, d, dsn, time.Now, cfg, fake, nil)
 			b := newReplica(t, d, dsn, time.Now, cfg, fake, nil)
-			a.sched.Start()
-			b.sched.Start()
+			a.startTicks(t, 20*time.Millisecond)
+			b.startTicks(t, 20*time.Millisecond)
 			var names []string
 			for i := range 20 {
 				name := "Company " + string(rune('A'+i))

@@ -6,21 +6,31 @@
 //
 //   - gocron triggers, the work queue runs (decisions.md, "patentsvc: work
 //     every replica shares, bounded and fair"): every replica's gocron
-//     ticks every Tick and queues the scheduled run of each company that is
-//     due and has no unit alive (Store.QueueDue), one unit per company and
-//     due time; every replica's workers run them, SCHEDULE_MAX_CONCURRENT
-//     at once. No replica leads: the queue makes a due time run once
-//     whoever queues it, and its rows are locked by whoever takes them.
+//     (built in main, with every periodic task of the service) calls
+//     QueueDue every DefaultTick, which queues the scheduled run of each
+//     company that is due and has no unit alive (Store.QueueDue), one unit
+//     per company and due time; every replica's workers run them
+//     (queue.ScheduledRunWorker calls Run), SCHEDULE_MAX_CONCURRENT at
+//     once. No replica leads: the queue makes a due time run once whoever
+//     queues it, and its rows are locked by whoever takes them.
+//   - A run is composed before it is stored: its unit carries the company's
+//     name and the ids its alerts will have (reserved when it was queued),
+//     so a run reads the store once (SeenPatents, after the analysis), then
+//     composes its outcome, its alerts and their webhook deliveries as
+//     data, and stores them in one call (RecordRun).
 //   - A newly tracked company's first run is queued with it (the store's
 //     CreateTracked), so any replica runs it at once; then it is due every
 //     interval.
 //   - A run records its outcome only while the company is still due at
 //     the unit's due time (RecordRun, RecordFailure): a due time is
-//     recorded once, however often its unit runs. A unit whose process
-//     died is run again by the queue once SCHEDULE_RUN_TIMEOUT has passed;
-//     one cut short by a shutdown, at once, on another replica. A run is a
-//     company's only unit alive, so a company is never analysed twice at
-//     once.
+//     recorded once, however often its unit runs. A unit whose replica
+//     died is run again as soon as a live replica's sweep sees that
+//     replica's session has ended (Sweep, every few seconds); one cut short
+//     by a shutdown, at once, on another replica. A unit run again reads
+//     the company first, so a due time recorded just before its replica
+//     died is not analysed twice. A run is a company's only unit alive, so
+//     a company is never analysed twice at once; untracking a company
+//     cancels its unit.
 //   - A run is cut at SCHEDULE_RUN_TIMEOUT and then counts as failed.
 //   - Scheduled runs bypass the search and LLM caches and store a normal,
 //     non-cached analysis. The count compared is the search's recent-patent
@@ -57,7 +67,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/go-co-op/gocron/v2"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -82,22 +91,37 @@ type Store interface {
 	QueueDue(ctx context.Context, limit int) (seen, queued int, err error)
 	// TrackedCompany returns a tracked company, or patent.ErrNotFound.
 	TrackedCompany(ctx context.Context, id int64) (patent.TrackedCompany, error)
-	// SeenPatents returns what the company's earlier runs saw of ids, or
-	// patent.ErrNotFound.
+	// ReserveAlertIDs reserves n alert ids.
+	ReserveAlertIDs(ctx context.Context, n int) ([]int64, error)
+	// SeenPatents returns the company as it stands and what its earlier
+	// runs saw of ids, or patent.ErrNotFound.
 	SeenPatents(ctx context.Context, id int64, ids []string) (patent.SeenPatents, error)
-	// RecordRun records a run whose search answered, what it saw, and its
-	// row in the company's history, while the company is still due at
-	// due. The run's alerts and the webhook deliveries compose returns for
-	// each (nil: none) are stored in the same transaction.
-	RecordRun(ctx context.Context, id int64, due time.Time, out patent.RunOutcome, compose patent.Deliveries[patent.Alert]) (bool, error)
+	// RecordRun records a run whose search answered, what it saw, its row
+	// in the company's history, its alerts and their webhook deliveries,
+	// in one transaction, while the company is still due at due.
+	RecordRun(ctx context.Context, id int64, due time.Time, out patent.RunOutcome, deliveries []patent.Delivery) (bool, error)
 	// RecordFailure records a run whose search failed, and its row in the
 	// company's history, while the company is still due at due.
 	RecordFailure(ctx context.Context, id int64, due, at time.Time, failures int, next time.Time) (bool, error)
+	// ReleaseDeadUnits makes the units of a kind that dead replicas were
+	// running available again.
+	ReleaseDeadUnits(ctx context.Context, kind string) (int64, error)
+	// PruneTrackingRuns deletes the history rows older than before.
+	PruneTrackingRuns(ctx context.Context, before time.Time) (int64, error)
 }
 
 // Analyzer analyses a company; *analysis.Analyzer implements it.
 type Analyzer interface {
 	AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis
+}
+
+// Notifier composes the webhook deliveries of an alert, which the store
+// keeps in the transaction of the alert and its run (decisions.md: an
+// alert is never committed without its deliveries, nor a delivery without
+// its alert); *webhook.Dispatcher implements it. Without webhooks it
+// composes none.
+type Notifier interface {
+	AlertDeliveries(a patent.Alert) ([]patent.Delivery, error)
 }
 
 // Config holds the schedule settings.
@@ -108,18 +132,16 @@ type Config struct {
 	// run that found patents no earlier run saw; off, the runs still
 	// record their new and dropped patents.
 	NewPatentAlerts bool
-	// Tick is how often due companies are queued (DefaultTick).
-	Tick time.Duration
 	// Batch is the most companies queued in one transaction.
 	Batch int
 	// Timeout is SCHEDULE_RUN_TIMEOUT, the longest one run takes.
 	Timeout time.Duration
-	// StopTimeout bounds how long Shutdown waits for a tick in progress
-	// (default 30 s), whatever its context says.
-	StopTimeout time.Duration
 	// RetryBase is the wait before retrying a failed run (default 1 min);
 	// see RetryDelay.
 	RetryBase time.Duration
+	// History is TRACKING_HISTORY_DAYS: how long a company's history rows
+	// are kept (Prune); 0 keeps them.
+	History time.Duration
 }
 
 // Defaults of the Config fields left zero.
@@ -128,8 +150,6 @@ const (
 	DefaultBatch = 500
 	// DefaultTimeout is SCHEDULE_RUN_TIMEOUT's default.
 	DefaultTimeout = 15 * time.Minute
-	// DefaultStopTimeout bounds the wait for a tick in progress.
-	DefaultStopTimeout = 30 * time.Second
 	// DefaultRetryBase is the wait before retrying a failed run.
 	DefaultRetryBase = time.Minute
 )
@@ -141,6 +161,9 @@ const EndGrace = 5 * time.Second
 
 // writeTimeout bounds the write that records a run.
 const writeTimeout = 10 * time.Second
+
+// PruneEvery is how often gocron has Prune delete old history rows.
+const PruneEvery = time.Hour
 
 // RetryDelay is the wait before retrying a company whose last failures
 // runs in a row failed (failures >= 1): base for the first failure,
@@ -155,64 +178,29 @@ func RetryDelay(base, interval time.Duration, failures int) time.Duration {
 	return min(d, interval)
 }
 
-// DefaultTick returns the queueing tick for an interval: a quarter of it,
-// between 1 second and 1 minute.
+// DefaultTick returns how often the due companies are queued for an
+// interval: a quarter of it, between 1 second and 1 minute.
 func DefaultTick(interval time.Duration) time.Duration {
 	return min(max(interval/4, time.Second), time.Minute)
 }
 
-// AlertFunc composes the webhook deliveries of an alert; the store keeps
-// them in the transaction of the alert and its run (decisions.md: an alert is never
-// committed without its deliveries, nor a delivery without its alert). It
-// may be nil (no webhooks). It is called before the alert commits.
-type AlertFunc = patent.Deliveries[patent.Alert]
-
-// Scheduler queues the due runs and runs the units.
+// Scheduler queues the due runs and runs their units. It is safe for
+// concurrent use.
 type Scheduler struct {
-	cfg     Config
-	store   Store
-	an      Analyzer
-	onAlert AlertFunc
-	logger  *slog.Logger
-	now     func() time.Time
-	sched   gocron.Scheduler
-	// ticks is the context of the queueing ticks; Shutdown cancels it.
-	ticks      context.Context
-	cancelTick context.CancelFunc
+	cfg    Config
+	store  Store
+	an     Analyzer
+	notify Notifier
+	logger *slog.Logger
+	now    func() time.Time
 }
 
-// New builds a scheduler; Start starts its ticks. The ticks' store writes
-// run in a context derived from base (its values carry over, its
-// cancellation does not; Shutdown ends it).
-func New(base context.Context, cfg Config, st Store, an Analyzer, onAlert AlertFunc, logger *slog.Logger, now func() time.Time) (*Scheduler, error) {
-	if cfg.Tick <= 0 {
-		cfg.Tick = DefaultTick(cfg.Interval)
-	}
+// New returns a Scheduler. notify may be nil (no webhooks).
+func New(cfg Config, st Store, an Analyzer, notify Notifier, logger *slog.Logger, now func() time.Time) *Scheduler {
 	cfg.Batch = cmpOr(cfg.Batch, DefaultBatch)
 	cfg.Timeout = cmpOr(cfg.Timeout, DefaultTimeout)
-	cfg.StopTimeout = cmpOr(cfg.StopTimeout, DefaultStopTimeout)
 	cfg.RetryBase = cmpOr(cfg.RetryBase, DefaultRetryBase)
-	s := &Scheduler{cfg: cfg, store: st, an: an, onAlert: onAlert, logger: logger, now: now}
-	s.ticks, s.cancelTick = context.WithCancel(context.WithoutCancel(base))
-	sched, err := gocron.NewScheduler(
-		gocron.WithLocation(time.UTC),
-		gocron.WithLogger(gocronLogger{logger}),
-		gocron.WithStopTimeout(cfg.StopTimeout),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("schedule: %w", err)
-	}
-	_, err = sched.NewJob(gocron.DurationJob(cfg.Tick), gocron.NewTask(s.QueueDue),
-		gocron.WithName("tracked-companies-queuer"),
-		gocron.WithSingletonMode(gocron.LimitModeReschedule),
-		gocron.WithStartAt(gocron.WithStartImmediately()),
-	)
-	if err != nil {
-		_ = sched.Shutdown() // NewScheduler started its goroutines
-		return nil, fmt.Errorf("schedule: %w", err)
-	}
-	s.sched = sched
-	return s, nil
+	return &Scheduler{cfg: cfg, store: st, an: an, notify: notify, logger: logger, now: now}
 }
 
 func cmpOr[T int | time.Duration](v, def T) T {
@@ -222,50 +210,15 @@ func cmpOr[T int | time.Duration](v, def T) T {
 	return v
 }
 
-// Start starts the ticks. A nil *Scheduler is a disabled one: Start and
-// Shutdown do nothing, and State reports StateDisabled.
-func (s *Scheduler) Start() {
-	if s != nil {
-		s.sched.Start()
-	}
-}
-
-// Shutdown stops the ticks, cancelling one in progress when ctx ends. The
-// runs themselves are the queue's (its Shutdown).
-func (s *Scheduler) Shutdown(ctx context.Context) error {
-	if s == nil {
-		return nil
-	}
-	stop := context.AfterFunc(ctx, s.cancelTick)
-	defer stop()
-	err := s.sched.ShutdownWithContext(ctx)
-	s.cancelTick()
-	if err != nil {
-		return fmt.Errorf("schedule: %w", err)
-	}
-	return nil
-}
-
-// State is "running", or "disabled" for a nil (disabled) scheduler.
-func (s *Scheduler) State() string {
-	if s == nil {
-		return StateDisabled
-	}
-	return StateRunning
-}
-
 // QueueDue queues the runs of every due company without a unit alive, a
 // batch per transaction (gocron calls it every tick; tests call it
 // directly).
-func (s *Scheduler) QueueDue() {
-	if s == nil {
-		return
-	}
+func (s *Scheduler) QueueDue(ctx context.Context) {
 	total := 0
-	for s.ticks.Err() == nil {
-		seen, queued, err := s.store.QueueDue(s.ticks, s.cfg.Batch)
+	for ctx.Err() == nil {
+		seen, queued, err := s.store.QueueDue(ctx, s.cfg.Batch)
 		if err != nil {
-			if !errors.Is(err, context.Canceled) {
+			if ctx.Err() == nil {
 				s.logger.Warn("queueing due companies failed", "err", err.Error())
 			}
 			return
@@ -282,37 +235,73 @@ func (s *Scheduler) QueueDue() {
 	}
 }
 
+// Sweep runs again, at once, the scheduled runs that a replica which died
+// was running (gocron calls it every few seconds on every replica; its
+// session ended, so they are known dead).
+func (s *Scheduler) Sweep(ctx context.Context) {
+	n, err := s.store.ReleaseDeadUnits(ctx, patent.KindScheduledRun)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.logger.Warn("releasing the scheduled runs of dead replicas failed", "err", err.Error())
+	case n > 0:
+		s.logger.Warn("scheduled runs of dead replicas released to run again", "count", n)
+	}
+}
+
+// Prune deletes the history rows older than Config.History (gocron calls
+// it every PruneEvery; every replica does, and prunes of the same rows by
+// several are harmless).
+func (s *Scheduler) Prune(ctx context.Context) {
+	if s.cfg.History <= 0 {
+		return
+	}
+	n, err := s.store.PruneTrackingRuns(ctx, s.now().Add(-s.cfg.History))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.logger.Warn("pruning tracking runs failed", "err", err.Error(), "count", n)
+	case n > 0:
+		s.logger.Info("pruned old tracking runs", "count", n)
+	}
+}
+
 // tracerName names the tracer of the scheduled runs' spans.
 const tracerName = "github.com/gatewayapis/patentsvc/internal/schedule"
 
-// Run runs a scheduled run's unit (the queue calls it on any replica): the
-// company's analysis and the alert rule, in a root span of its own (a
-// scheduled run belongs to no request; decisions.md, "Tracing (issue
-// 13)"), linked to the request that tracked the company for its first
-// run. A company no longer tracked, or no longer due at the unit's due
-// time (its run was recorded), is done at once. It returns an error when
-// the run must be done again: its outcome could not be recorded, or the
-// queue's context ended (a shutdown).
+// Run runs a scheduled run's unit (queue.ScheduledRunWorker calls it, on
+// any replica): the company's analysis and the tracking rules, in a root
+// span of its own (a scheduled run belongs to no request; decisions.md,
+// "Tracing (issue 13)"), linked to the request that tracked the company for
+// its first run. A company no longer tracked, or no longer due at the
+// unit's due time (its run was recorded), is done at once. It returns an
+// error when the run must be done again: its outcome could not be
+// recorded, or the queue's context ended (a shutdown, the replica's lost
+// session).
 func (s *Scheduler) Run(ctx context.Context, u patent.ScheduledRun) error {
 	// SCHEDULE_RUN_TIMEOUT runs from the unit's start, so that it always
 	// ends EndGrace before the unit's own deadline.
 	deadline := time.Now().Add(s.cfg.Timeout)
-	c, err := s.store.TrackedCompany(ctx, u.TrackedID)
-	switch {
-	case errors.Is(err, patent.ErrNotFound):
-		return nil
-	case err != nil:
-		return err
-	case !c.NextRunAt.Equal(u.DueAt):
-		return nil
+	// A unit run again (its replica died, or a shutdown cut it) may have
+	// recorded its due time already; a unit queued without the company's
+	// name (by an older version) does not know it.
+	if u.Attempt > 1 || u.CompanyName == "" {
+		c, err := s.store.TrackedCompany(ctx, u.TrackedID)
+		switch {
+		case errors.Is(err, patent.ErrNotFound):
+			return nil
+		case err != nil:
+			return err
+		case !c.NextRunAt.Equal(u.DueAt):
+			return nil
+		}
+		u.CompanyName = c.CompanyName
 	}
-	opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithAttributes(attribute.Int64("tracked_company.id", c.ID))}
+	opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithAttributes(attribute.Int64("tracked_company.id", u.TrackedID))}
 	if link, ok := observe.LinkTo(u.TraceParent); ok {
 		opts = append(opts, trace.WithLinks(link))
 	}
 	ctx, span := otel.Tracer(tracerName).Start(ctx, "scheduled run", opts...)
 	defer span.End()
-	return s.analyse(ctx, c, u.DueAt, deadline)
+	return s.analyse(ctx, u, deadline)
 }
 
 // errRunTimedOut is the cause of a run cut at SCHEDULE_RUN_TIMEOUT.
@@ -320,20 +309,34 @@ var errRunTimedOut = errors.New("the scheduled run took longer than SCHEDULE_RUN
 
 // analyse is Run's work, in ctx (the queue's, with the run's span), the
 // analysis until deadline.
-func (s *Scheduler) analyse(ctx context.Context, c patent.TrackedCompany, due, deadline time.Time) error {
-	log := s.logger.With("company", c.CompanyName)
+func (s *Scheduler) analyse(ctx context.Context, u patent.ScheduledRun, deadline time.Time) error {
+	log := s.logger.With("company", u.CompanyName)
 	runCtx, cancel := context.WithDeadlineCause(ctx, deadline, errRunTimedOut)
 	defer cancel()
-	res := s.an.AnalyzeCompany(runCtx, patent.CompanyName(c.CompanyName), patent.AnalyzeOptions{Fresh: true})
+	res := s.an.AnalyzeCompany(runCtx, patent.CompanyName(u.CompanyName), patent.AnalyzeOptions{Fresh: true})
 	if ctx.Err() != nil {
-		// Cut short by shutdown (or the unit's own deadline, EndGrace after
-		// the run's): the queue runs it again, whole.
+		// Cut short by shutdown, the replica's lost session (or the unit's
+		// own deadline, EndGrace after the run's): the queue runs it again,
+		// whole.
 		log.InfoContext(ctx, "scheduled analysis cut short; it runs again", "cause", context.Cause(ctx).Error())
-		return fmt.Errorf("scheduled run of %s: %w", c.CompanyName, context.Cause(ctx))
+		return fmt.Errorf("scheduled run of %s: %w", u.CompanyName, context.Cause(ctx))
 	}
 	wctx, cancelWrite := context.WithTimeout(ctx, writeTimeout)
 	defer cancelWrite()
-	at := s.now()
+	ids := make([]string, len(res.Publications))
+	for i, p := range res.Publications {
+		ids[i] = p.PatentID
+	}
+	seen, err := s.store.SeenPatents(wctx, u.TrackedID, ids)
+	switch {
+	case errors.Is(err, patent.ErrNotFound):
+		return nil // untracked meanwhile: nothing to record
+	case err != nil:
+		return s.recorded(ctx, log, err, nil)
+	case !seen.Company.NextRunAt.Equal(u.DueAt):
+		return nil // recorded already
+	}
+	c, at := seen.Company, s.now()
 	next, failures := at.Add(s.cfg.Interval), 0
 	// No recent patent with a PDF is an answer (count 0), not a failure.
 	if failed := !res.Success && !(res.Searched && res.PatentCount == 0); failed {
@@ -343,23 +346,16 @@ func (s *Scheduler) analyse(ctx context.Context, c patent.TrackedCompany, due, d
 		log.WarnContext(ctx, "scheduled analysis failed; retrying", "err", errText(res.Error), "consecutive_failures", failures, "retry_in", retry.String())
 	}
 	if !res.Searched {
-		_, err := s.store.RecordFailure(wctx, c.ID, due, at, failures, next)
-		return s.recorded(ctx, log, err, nil)
-	}
-	ids := make([]string, len(res.Publications))
-	for i, p := range res.Publications {
-		ids[i] = p.PatentID
-	}
-	seen, err := s.store.SeenPatents(wctx, c.ID, ids)
-	if errors.Is(err, patent.ErrNotFound) {
-		return nil // untracked meanwhile: nothing to record
-	}
-	if err != nil {
+		_, err := s.store.RecordFailure(wctx, c.ID, u.DueAt, at, failures, next)
 		return s.recorded(ctx, log, err, nil)
 	}
 	out := s.outcome(c, seen, res, ids)
 	out.At, out.Failures, out.Next = at, failures, next
-	recorded, err := s.store.RecordRun(wctx, c.ID, due, out, s.onAlert)
+	deliveries, err := s.alerts(wctx, u, &out)
+	if err != nil {
+		return s.recorded(ctx, log, err, out.Alerts)
+	}
+	recorded, err := s.store.RecordRun(wctx, c.ID, u.DueAt, out, deliveries)
 	if err == nil && recorded {
 		log.InfoContext(ctx, "scheduled analysis done", "patent_count", res.TotalResults, "previous", c.LastPatentCount,
 			"success", res.Success, "baseline", out.Baseline, "new_patents", len(out.Changes.New),
@@ -397,6 +393,36 @@ func (s *Scheduler) outcome(c patent.TrackedCompany, seen patent.SeenPatents, re
 	return out
 }
 
+// alerts gives the run's alerts their ids (reserved when the run was
+// queued; reserved now for a unit queued without them) and time, and
+// composes their webhook deliveries, to be stored with them.
+func (s *Scheduler) alerts(ctx context.Context, u patent.ScheduledRun, out *patent.RunOutcome) ([]patent.Delivery, error) {
+	if len(out.Alerts) == 0 {
+		return nil, nil
+	}
+	ids := u.AlertIDs
+	if len(ids) < len(out.Alerts) {
+		var err error
+		if ids, err = s.store.ReserveAlertIDs(ctx, len(out.Alerts)); err != nil {
+			return nil, err
+		}
+	}
+	var deliveries []patent.Delivery
+	for i := range out.Alerts {
+		a := &out.Alerts[i]
+		a.ID, a.CreatedAt = ids[i], out.At.UTC().Truncate(time.Microsecond)
+		if s.notify == nil {
+			continue
+		}
+		ds, err := s.notify.AlertDeliveries(*a)
+		if err != nil {
+			return nil, fmt.Errorf("compose the alert's webhook deliveries: %w", err)
+		}
+		deliveries = append(deliveries, ds...)
+	}
+	return deliveries, nil
+}
+
 // recorded reports a failed write of a run's outcome, which the queue
 // retries (the run is done again).
 func (s *Scheduler) recorded(ctx context.Context, log *slog.Logger, err error, alerts []patent.Alert) error {
@@ -417,11 +443,3 @@ func errText(e *string) string {
 	}
 	return *e
 }
-
-// gocronLogger routes gocron's logs into slog.
-type gocronLogger struct{ l *slog.Logger }
-
-func (g gocronLogger) Debug(msg string, args ...any) { g.l.Debug("gocron: "+msg, args...) }
-func (g gocronLogger) Error(msg string, args ...any) { g.l.Error("gocron: "+msg, args...) }
-func (g gocronLogger) Info(msg string, args ...any)  { g.l.Debug("gocron: "+msg, args...) }
-func (g gocronLogger) Warn(msg string, args ...any)  { g.l.Warn("gocron: "+msg, args...) }

@@ -3,13 +3,14 @@ package schedule_test
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-co-op/gocron/v2"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/queue"
@@ -81,45 +82,55 @@ type rig struct {
 }
 
 // newRig opens a store of dialect whose queue runs scheduled runs through
-// the scheduler built with cfg, an and onAlert on the clock now, started.
-// The scheduler's ticks are not started: tests queue the due runs by hand
-// (tick) unless they call r.sched.Start.
-func newRig(t *testing.T, dialect string, now func() time.Time, cfg schedule.Config, an schedule.Analyzer, onAlert schedule.AlertFunc) *rig {
+// the scheduler built with cfg, an and notify on the clock now, started.
+// No ticks queue the due runs: tests queue them by hand (tick) unless they
+// call r.startTicks.
+func newRig(t *testing.T, dialect string, now func() time.Time, cfg schedule.Config, an schedule.Analyzer, notify schedule.Notifier) *rig {
 	t.Helper()
-	return newReplica(t, dialect, storetest.DSN(t, dialect), now, cfg, an, onAlert)
+	return newReplica(t, dialect, storetest.DSN(t, dialect), now, cfg, an, notify)
 }
 
 // newReplica is newRig on the database at dsn, shared with other replicas.
-func newReplica(t *testing.T, dialect, dsn string, now func() time.Time, cfg schedule.Config, an schedule.Analyzer, onAlert schedule.AlertFunc) *rig {
+func newReplica(t *testing.T, dialect, dsn string, now func() time.Time, cfg schedule.Config, an schedule.Analyzer, notify schedule.Notifier) *rig {
 	t.Helper()
-	return newReplicaWith(t, dialect, dsn, now, cfg, func(*store.Store) schedule.Analyzer { return an }, onAlert)
+	return newReplicaWith(t, dialect, dsn, now, cfg, func(*store.Store) schedule.Analyzer { return an }, notify)
 }
 
 // newReplicaWith is newReplica with an analyzer built on the rig's store.
 // The queue gives a run the unit timeout main gives it: the run's own
 // (cfg.Timeout, or the default) plus EndGrace.
 func newReplicaWith(t *testing.T, dialect, dsn string, now func() time.Time, cfg schedule.Config,
-	analyzer func(*store.Store) schedule.Analyzer, onAlert schedule.AlertFunc) *rig {
+	analyzer func(*store.Store) schedule.Analyzer, notify schedule.Notifier) *rig {
 	t.Helper()
-	r := &rig{}
+	r := &rig{st: storetest.OpenAt(t, dialect, dsn, now)}
+	r.sched = schedule.New(cfg, r.st, analyzer(r.st), notify, slog.New(slog.DiscardHandler), now)
 	unit := cmp.Or(cfg.Timeout, schedule.DefaultTimeout) + schedule.EndGrace
-	r.st, r.q = storetest.OpenDSN(t, dialect, dsn, now, queue.Config{ScheduledWorkers: 4, ScheduledTimeout: unit},
-		queue.Handlers{ScheduledRun: func(ctx context.Context, u patent.ScheduledRun) error { return r.sched.Run(ctx, u) }})
-	sched, err := schedule.New(t.Context(), cfg, r.st, analyzer(r.st), onAlert, slog.New(slog.DiscardHandler), now)
+	r.q = storetest.NewQueue(t, r.st, dsn, queue.Config{ScheduledWorkers: 4, ScheduledTimeout: unit}, queue.Workers{Runs: r.sched})
+	storetest.StartQueue(t, r.q)
+	return r
+}
+
+// startTicks has gocron call QueueDue every every, as main's ticks do,
+// until the test ends.
+func (r *rig) startTicks(t *testing.T, every time.Duration) {
+	t.Helper()
+	s, err := gocron.NewScheduler()
+	if err == nil {
+		_, err = s.NewJob(gocron.DurationJob(every), gocron.NewTask(r.sched.QueueDue),
+			gocron.WithSingletonMode(gocron.LimitModeReschedule), gocron.WithStartAt(gocron.WithStartImmediately()))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.sched = sched
-	t.Cleanup(func() { sched.Shutdown(context.Background()) })
-	storetest.StartQueue(t, r.q)
-	return r
+	s.Start()
+	t.Cleanup(func() { s.Shutdown() })
 }
 
 // tick queues the due runs, as a tick of the scheduler does, and waits
 // until the queue has run every scheduled run queued.
 func (r *rig) tick(t *testing.T) {
 	t.Helper()
-	r.sched.QueueDue()
+	r.sched.QueueDue(ctx)
 	r.settle(t)
 }
 
@@ -127,7 +138,7 @@ func (r *rig) tick(t *testing.T) {
 func (r *rig) settle(t *testing.T) {
 	t.Helper()
 	ok := waitUntil(20*time.Second, func() bool {
-		for _, u := range storetest.Units(t, r.st, queue.KindScheduledRun) {
+		for _, u := range storetest.Units(t, r.st, patent.KindScheduledRun) {
 			if u.State != "completed" && u.State != "discarded" && u.State != "cancelled" {
 				return false
 			}
@@ -135,7 +146,7 @@ func (r *rig) settle(t *testing.T) {
 		return true
 	})
 	if !ok {
-		t.Fatalf("scheduled runs still queued after 20 s: %+v", storetest.Units(t, r.st, queue.KindScheduledRun))
+		t.Fatalf("scheduled runs still queued after 20 s: %+v", storetest.Units(t, r.st, patent.KindScheduledRun))
 	}
 }
 
@@ -158,7 +169,7 @@ type alertLog struct {
 	alerts []patent.Alert
 }
 
-func (l *alertLog) compose(a patent.Alert) ([]patent.Delivery, error) {
+func (l *alertLog) AlertDeliveries(a patent.Alert) ([]patent.Delivery, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.alerts = append(l.alerts, a)
@@ -178,7 +189,7 @@ func TestAlertRule(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
 	fake := newFake()
 	log := &alertLog{}
-	r := newRig(t, store.SQLite, clk.Now, schedule.Config{Interval: 36 * time.Second, Threshold: 20}, fake, log.compose)
+	r := newRig(t, store.SQLite, clk.Now, schedule.Config{Interval: 36 * time.Second, Threshold: 20}, fake, log)
 	st := r.st
 	round := func(acme, zero int) {
 		t.Helper()
@@ -236,14 +247,14 @@ func TestAlertRule(t *testing.T) {
 }
 
 // TestReplicasRunEachDueOnce: three replicas on one database, each with
-// its own pool, queue workers and ticking scheduler (no leader), run each
-// due company exactly once, and all report "running".
+// its own pool, queue workers and ticks (no leader), run each due company
+// exactly once.
 func TestReplicasRunEachDueOnce(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
 			dsn := storetest.DSN(t, d)
 			fake := newFake()
-			cfg := schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 50 * time.Millisecond, Batch: 2}
+			cfg := schedule.Config{Interval: time.Hour, Threshold: 20, Batch: 2}
 			var replicas []*rig
 			for range 3 {
 				replicas = append(replicas, newReplica(t, d, dsn, time.Now, cfg, fake, nil))
@@ -257,7 +268,7 @@ func TestReplicasRunEachDueOnce(t *testing.T) {
 				}
 			}
 			for _, r := range replicas {
-				r.sched.Start()
+				r.startTicks(t, 50*time.Millisecond)
 			}
 			ok := waitUntil(20*time.Second, func() bool {
 				for _, n := range names {
@@ -276,14 +287,14 @@ func TestReplicasRunEachDueOnce(t *testing.T) {
 					t.Errorf("%s ran %d times, want once", n, c)
 				}
 			}
-			for i, r := range replicas {
-				if got := r.sched.State(); got != schedule.StateRunning {
-					t.Errorf("replica %d state = %s, want running", i, got)
-				}
-			}
 		})
 	}
 }
+
+// notifierFunc is a schedule.Notifier of a function.
+type notifierFunc func(patent.Alert) ([]patent.Delivery, error)
+
+func (f notifierFunc) AlertDeliveries(a patent.Alert) ([]patent.Delivery, error) { return f(a) }
 
 // TestShortInterval runs the real gocron ticks and queue on SQLite with a
 // short interval: companies are re-analysed every interval and an alert
@@ -292,10 +303,10 @@ func TestShortInterval(t *testing.T) {
 	fake := newFake()
 	fake.set("Acme", 10)
 	alerts := make(chan patent.Alert, 4)
-	r := newRig(t, store.SQLite, time.Now, schedule.Config{Interval: 300 * time.Millisecond, Threshold: 20, Tick: 50 * time.Millisecond},
-		fake, func(a patent.Alert) ([]patent.Delivery, error) { alerts <- a; return nil, nil })
+	r := newRig(t, store.SQLite, time.Now, schedule.Config{Interval: 300 * time.Millisecond, Threshold: 20},
+		fake, notifierFunc(func(a patent.Alert) ([]patent.Delivery, error) { alerts <- a; return nil, nil }))
 	r.st.CreateTracked(ctx, "Acme")
-	r.sched.Start()
+	r.startTicks(t, 50*time.Millisecond)
 	deadline := time.Now().Add(20 * time.Second)
 	for fake.callsOf("Acme") < 2 {
 		if time.Now().After(deadline) {
@@ -370,57 +381,6 @@ func TestShutdownRunsAgain(t *testing.T) {
 	}
 }
 
-// hangingStore is a database that stopped answering: QueueDue records
-// that its context ended, and returns only when the test releases it.
-type hangingStore struct {
-	schedule.Store
-	ended   chan error
-	release chan struct{}
-}
-
-func (h hangingStore) QueueDue(ctx context.Context, _ int) (int, int, error) {
-	select {
-	case <-ctx.Done():
-		h.ended <- ctx.Err()
-	case <-h.release:
-	}
-	<-h.release
-	return 0, 0, errors.New("database gone")
-}
-
-// TestShutdownHangingStore: a tick stuck on a database that stopped
-// answering does not hold Shutdown past its context, and the tick's write
-// is told to give up.
-func TestShutdownHangingStore(t *testing.T) {
-	st := storetest.Open(t, store.SQLite, time.Now)
-	hs := hangingStore{Store: st, ended: make(chan error, 1), release: make(chan struct{})}
-	t.Cleanup(func() { close(hs.release) }) // before the store closes
-	sched, err := schedule.New(t.Context(), schedule.Config{Interval: time.Hour, Threshold: 20, Tick: 50 * time.Millisecond, StopTimeout: time.Hour},
-		hs, newFake(), nil, slog.New(slog.DiscardHandler), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched.Start()
-	time.Sleep(100 * time.Millisecond) // the start-up tick is stuck
-	sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- sched.Shutdown(sctx) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Shutdown still waiting after its context ended")
-	}
-	select {
-	case err := <-hs.ended:
-		if err == nil {
-			t.Error("the tick's context ended without an error")
-		}
-	case <-time.After(10 * time.Second):
-		t.Error("the tick's write was never told to give up")
-	}
-}
-
 // TestRunOncePerDueTime: a scheduled run's unit run again for the same due
 // time (after its process died), or for a company no longer due at it or
 // no longer tracked, analyses nothing.
@@ -428,10 +388,7 @@ func TestRunOncePerDueTime(t *testing.T) {
 	st := storetest.Open(t, store.SQLite, time.Now)
 	fake := newFake()
 	fake.set("Acme", 4)
-	sched, err := schedule.New(t.Context(), schedule.Config{Interval: time.Hour, Threshold: 20}, st, fake, nil, slog.New(slog.DiscardHandler), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sched := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20}, st, fake, nil, slog.New(slog.DiscardHandler), time.Now)
 	acme, _ := st.CreateTracked(ctx, "Acme")
 	u := patent.ScheduledRun{TrackedID: acme.ID, DueAt: acme.NextRunAt}
 	for range 2 {
@@ -459,11 +416,8 @@ func TestRunTimeout(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
 	st := storetest.Open(t, store.SQLite, clk.Now)
 	an := blockingAnalyzer{started: make(chan string, 1)}
-	sched, err := schedule.New(t.Context(), schedule.Config{Interval: time.Hour, Threshold: 20, Timeout: 100 * time.Millisecond, RetryBase: time.Minute},
+	sched := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20, Timeout: 100 * time.Millisecond, RetryBase: time.Minute},
 		st, an, nil, slog.New(slog.DiscardHandler), clk.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
 	acme, _ := st.CreateTracked(ctx, "Acme")
 	if err := sched.Run(ctx, patent.ScheduledRun{TrackedID: acme.ID, DueAt: acme.NextRunAt}); err != nil {
 		t.Fatalf("Run = %v, want the timed-out run recorded", err)
@@ -471,19 +425,5 @@ func TestRunTimeout(t *testing.T) {
 	c := trackedByID(t, st, acme.ID)
 	if c.ConsecutiveFailures != 1 || !c.NextRunAt.Equal(clk.Now().Add(time.Minute)) {
 		t.Errorf("after a timed-out run: %+v, want 1 failure, retried in a minute", c)
-	}
-}
-
-// TestNilSchedulerIsDisabled: run() passes a nil *Scheduler when the
-// scheduler is off; every method must then be a harmless no-op.
-func TestNilSchedulerIsDisabled(t *testing.T) {
-	var s *schedule.Scheduler
-	s.Start()
-	s.QueueDue()
-	if got := s.State(); got != schedule.StateDisabled {
-		t.Errorf("State() = %q, want %q", got, schedule.StateDisabled)
-	}
-	if err := s.Shutdown(t.Context()); err != nil {
-		t.Errorf("Shutdown() = %v", err)
 	}
 }

@@ -34,6 +34,8 @@ func (c *movingClock) Now() time.Time {
 
 func (c *movingClock) tie(n int) { c.mu.Lock(); c.hold = n; c.mu.Unlock() }
 
+func (c *movingClock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
 func each(t *testing.T, fn func(t *testing.T, s *store.Store, clk *movingClock)) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
@@ -209,7 +211,7 @@ func TestListJobs(t *testing.T) {
 			if i == 3 {
 				clk.tie(3)
 			}
-			s.CreateJob(ctx, patent.Job{ID: fmt.Sprintf("job-%d", i), UserID: int64(i), Companies: []string{"A"}}, 0)
+			s.CreateJob(ctx, patent.Job{ID: fmt.Sprintf("job-%d", i), UserID: int64(i), Companies: []string{"A"}}, 0, 0)
 		}
 		// job-2 of user 2 is the fairest only once each user before it
 		// has a job running.
@@ -220,7 +222,7 @@ func TestListJobs(t *testing.T) {
 		}
 		for _, id := range []string{"job-0", "job-1"} {
 			j, _ := s.Job(ctx, id)
-			if err := s.FinishJob(ctx, id, j.UnitID, patent.JobCompleted, nil, "", nil); err != nil {
+			if err := finishJob(s, id, j.UnitID, patent.JobCompleted, nil, ""); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/export"
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
@@ -28,7 +27,7 @@ import (
 func BenchmarkExportCSV100k(b *testing.B) {
 	const rows = 100_000
 	dsn := storetest.DSN(b, store.SQLite)
-	s, err := store.Open(b.Context(), store.SQLite, dsn, store.Pool{MaxOpen: 4, MaxIdle: 4, MaxLifetime: time.Hour}, slog.New(slog.DiscardHandler), time.Now, queue.Migrate)
+	s, err := store.Open(b.Context(), store.SQLite, dsn, store.Pool{MaxOpen: 4, MaxIdle: 4, MaxLifetime: time.Hour}, slog.New(slog.DiscardHandler), time.Now)
 	if err != nil {
 		b.Fatal(err)
 	}

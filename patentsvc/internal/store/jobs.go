@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/riverqueue/river/rivertype"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -61,12 +64,13 @@ func (r jobRow) toDomain() (patent.Job, error) {
 var unfinished = []string{patent.JobPending, patent.JobRunning}
 
 // CreateJob stores a pending job of j.UserID, with j.TraceParent (NULL
-// when empty), and queues its JobStart in the same transaction. When the
-// user has maxPerUser unfinished jobs already (maxPerUser > 0), it stores
-// nothing and returns a *patent.TooManyJobsError (its RetryAfter zero).
-// Submissions and the workers' picks are ordered by one lock, so two
-// submissions at once cannot both pass the limit.
-func (s *Store) CreateJob(ctx context.Context, j patent.Job, maxPerUser int) (patent.Job, error) {
+// when empty), and queues its JobStart, with attempts runs
+// (JOBS_MAX_ATTEMPTS; 0: DefaultJobAttempts), in the same transaction.
+// When the user has maxPerUser unfinished jobs already (maxPerUser > 0),
+// it stores nothing and returns a *patent.TooManyJobsError (its RetryAfter
+// zero). Submissions and the workers' picks are ordered by one lock, so
+// two submissions at once cannot both pass the limit.
+func (s *Store) CreateJob(ctx context.Context, j patent.Job, maxPerUser, attempts int) (patent.Job, error) {
 	req, err := json.Marshal(jobRequest{Companies: j.Companies, MaxWorkers: j.MaxWorkers})
 	if err != nil {
 		return patent.Job{}, err
@@ -90,7 +94,7 @@ func (s *Store) CreateJob(ctx context.Context, j patent.Job, maxPerUser int) (pa
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		_, err := s.enqueue(ctx, tx, patent.JobStart{JobID: row.ID})
+		_, err := s.enqueue(ctx, tx, attempts, patent.JobStart{JobID: row.ID})
 		return err
 	})
 	var full *patent.TooManyJobsError
@@ -231,117 +235,181 @@ func (s *Store) JobProgress(ctx context.Context, id string, unit int64, complete
 	return nil
 }
 
-// FinishJob ends a job held by unit: completed with its result, or failed
-// with an error (and the partial result, if any). In the same transaction
-// it stores the webhook deliveries that compose returns for the finished
-// job (decisions.md: a job end and its deliveries commit together);
-// compose may be nil. Returns ErrJobLost when unit no longer holds the job.
-func (s *Store) FinishJob(ctx context.Context, id string, unit int64, status string, result *patent.BatchResult, errMsg string, compose patent.Deliveries[patent.Job]) error {
-	values, err := endValues(status, result, errMsg, utc(s.now()))
+// FinishJob records the end of a job held by unit: j as it ended
+// (status completed or failed, its result, the error of a failed one). In
+// the same transaction it stores deliveries, the job.completed webhook
+// deliveries the caller composed for j (decisions.md: a job end and its
+// deliveries commit together; none without webhooks). Returns ErrJobLost
+// when unit no longer holds the job.
+func (s *Store) FinishJob(ctx context.Context, j patent.Job, unit int64, deliveries []patent.Delivery) error {
+	values, err := endValues(j, utc(s.now()))
 	if err != nil {
 		return err
 	}
 	err = s.inTx(ctx, func(tx *gorm.DB) error {
-		res := tx.Model(&jobRow{}).Where("id = ? AND unit_id = ? AND status = ?", id, unit, patent.JobRunning).Updates(values)
+		res := tx.Model(&jobRow{}).Where("id = ? AND unit_id = ? AND status = ?", j.ID, unit, patent.JobRunning).Updates(values)
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
 			return ErrJobLost
 		}
-		return s.jobEnded(tx, id, compose)
+		return s.insertDeliveries(ctx, tx, deliveries)
 	})
 	if err != nil {
-		return fmt.Errorf("finish job %s: %w", id, err)
+		return fmt.Errorf("finish job %s: %w", j.ID, err)
 	}
 	return nil
 }
 
-// endValues are the columns of a job that ends with status.
-func endValues(status string, result *patent.BatchResult, errMsg string, now time.Time) (map[string]any, error) {
-	values := map[string]any{"status": status, "updated_at": now}
-	if result != nil {
-		b, err := json.Marshal(result)
+// endValues are the columns of j as it ended.
+func endValues(j patent.Job, now time.Time) (map[string]any, error) {
+	values := map[string]any{"status": j.Status, "updated_at": now}
+	if j.Result != nil {
+		b, err := json.Marshal(j.Result)
 		if err != nil {
 			return nil, err
 		}
 		values["result"] = string(b)
-		values["completed"] = len(result.Results)
+		values["completed"] = len(j.Result.Results)
 	}
-	if errMsg != "" {
-		values["error"] = errMsg
+	if j.Error != nil {
+		values["error"] = *j.Error
 	}
 	return values, nil
 }
 
-// jobEnded stores, in tx, the deliveries compose returns for job id as
-// it now stands (nil compose: none).
-func (s *Store) jobEnded(tx *gorm.DB, id string, compose patent.Deliveries[patent.Job]) error {
-	if compose == nil {
-		return nil
-	}
-	var row jobRow
-	if err := tx.Take(&row, "id = ?", id).Error; err != nil {
-		return err
-	}
-	j, err := row.toDomain()
+// FailJob fails a job that did not end by itself, as it was read (j:
+// pending, or running with its progress and unit), with reason, and stores
+// deliveries, its job.completed deliveries as the caller composed them, in
+// the same transaction; the unit that held the job, if any, ends with it
+// (cancelled). A job that moved meanwhile (taken up, progressed, ended) is
+// left as it is: failed is false.
+func (s *Store) FailJob(ctx context.Context, j patent.Job, reason string, deliveries []patent.Delivery) (failed bool, err error) {
+	err = s.inTx(ctx, func(tx *gorm.DB) error {
+		q := tx.Model(&jobRow{}).Where("id = ? AND status = ? AND status IN ? AND completed = ?", j.ID, j.Status, unfinished, j.Completed)
+		if j.UnitID != 0 {
+			q = q.Where("unit_id = ?", j.UnitID)
+		} else {
+			q = q.Where("unit_id IS NULL")
+		}
+		res := q.Updates(map[string]any{"status": patent.JobFailed, "error": reason, "updated_at": utc(s.now())})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		failed = true
+		if err := s.cancelUnit(ctx, tx, j.UnitID); err != nil {
+			return err
+		}
+		return s.insertDeliveries(ctx, tx, deliveries)
+	})
 	if err != nil {
-		return err
+		return false, fmt.Errorf("fail job %s: %w", j.ID, err)
 	}
-	return withDeliveries(s, tx, compose, j)
+	return failed, nil
 }
 
-// FailOrphanedJobs fails, with reason, every running job whose unit is
-// no longer alive: River gave the unit up after its runs' processes died
-// (or an operator cancelled it). Each failure stores its job.completed
-// deliveries in its transaction (decisions.md: a job that fails because
-// its process died is heard like any other). Returns how many.
-func (s *Store) FailOrphanedJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error) {
-	n, err := s.failJobs(ctx, "status = ? AND NOT "+unitAlive("jobs.unit_id"), []any{patent.JobRunning}, reason, compose)
-	return n, wrapErr("fail orphaned jobs", err)
-}
-
-// FailUnfinishedJobs fails, with reason, every pending or running job: at
-// the start of the only process there is (SQLite), each is one its dead
-// predecessor accepted (the spec: at start-up, any job still pending or
-// running fails). Each failure stores its deliveries in its transaction.
-// Returns how many.
-func (s *Store) FailUnfinishedJobs(ctx context.Context, reason string, compose patent.Deliveries[patent.Job]) (int64, error) {
-	n, err := s.failJobs(ctx, "status IN ?", []any{unfinished}, reason, compose)
-	return n, wrapErr("fail unfinished jobs", err)
-}
-
-// failJobs fails the unfinished jobs that where, with its args, selects,
-// each in its own transaction with its deliveries (where is checked again
-// there, so a job that ended meanwhile is left as it ended).
-func (s *Store) failJobs(ctx context.Context, where string, args []any, reason string, compose patent.Deliveries[patent.Job]) (int64, error) {
-	var ids []string
-	if err := s.db.WithContext(ctx).Model(&jobRow{}).Where(where, args...).Pluck("id", &ids).Error; err != nil {
-		return 0, err
+// LostJobs returns the running jobs whose work stopped without ending
+// them: the replica running the job's unit is dead (RunnerStopped: its
+// liveness session ended, see session.go), or the unit is no longer alive
+// (River gave it up after its runs failed, or it was cancelled). Each is
+// as read, for FailJob.
+func (s *Store) LostJobs(ctx context.Context) ([]patent.LostJob, error) {
+	db := s.db.WithContext(ctx)
+	alive, err := s.aliveFunc(db)
+	if err != nil {
+		return nil, fmt.Errorf("lost jobs: %w", err)
 	}
-	var n int64
-	for _, id := range ids {
-		err := s.inTx(ctx, func(tx *gorm.DB) error {
-			values, _ := endValues(patent.JobFailed, nil, reason, utc(s.now()))
-			res := tx.Model(&jobRow{}).Where("id = ?", id).Where(where, args...).Updates(values)
-			if res.Error != nil || res.RowsAffected == 0 {
-				return res.Error
-			}
-			n++
-			return s.jobEnded(tx, id, compose)
-		})
-		if err != nil {
-			return n, err
+	var units []struct {
+		ID        string
+		UnitState *string
+		Runner    *string
+	}
+	err = db.Raw("SELECT jobs.id, r.state AS unit_state, "+s.lastRunner()+" AS runner FROM jobs LEFT JOIN river_job r ON r.id = jobs.unit_id "+
+		"WHERE jobs.status = ?", patent.JobRunning).Scan(&units).Error
+	if err != nil {
+		return nil, fmt.Errorf("lost jobs: %w", err)
+	}
+	lost := map[string]bool{} // id: whether its runner stopped
+	for _, u := range units {
+		switch state := deref(u.UnitState); {
+		case !slices.Contains(liveUnitStates, rivertype.JobState(state)):
+			lost[u.ID] = false // the unit ended, or was deleted, without the job
+		case state == "running" && !alive(deref(u.Runner)):
+			lost[u.ID] = true
 		}
 	}
-	return n, nil
+	if len(lost) == 0 {
+		return nil, nil
+	}
+	var rows []jobRow
+	if err := db.Where("id IN ? AND status = ?", slices.Collect(maps.Keys(lost)), patent.JobRunning).Order("created_at, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("lost jobs: %w", err)
+	}
+	out := make([]patent.LostJob, 0, len(rows))
+	for _, r := range rows {
+		j, err := r.toDomain()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, patent.LostJob{Job: j, RunnerStopped: lost[r.ID]})
+	}
+	return out, nil
 }
 
-// RefillJobStarts queues a JobStart for every pending job beyond the job
-// starts alive and not holding a job (a unit given up before it took a
-// job up, or jobs stored before the queue existed), so that every pending
-// job has a unit to start it. Returns how many it queued.
-func (s *Store) RefillJobStarts(ctx context.Context) (int64, error) {
+// UnfinishedJobs returns up to limit pending or running jobs, of user
+// userID (0: of every user), oldest first.
+func (s *Store) UnfinishedJobs(ctx context.Context, userID int64, limit int) ([]patent.Job, error) {
+	q := s.db.WithContext(ctx).Where("status IN ?", unfinished)
+	if userID != 0 {
+		q = q.Where("user_id = ?", userID)
+	}
+	var rows []jobRow
+	if err := q.Order("created_at, id").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("unfinished jobs: %w", err)
+	}
+	out := make([]patent.Job, 0, len(rows))
+	for _, r := range rows {
+		j, err := r.toDomain()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// JobPace returns how long the latest n jobs that ran to their end took
+// per company, their median, across the cluster (the time from their
+// start to their end, divided by their companies); ok is false when no
+// job has ended yet.
+func (s *Store) JobPace(ctx context.Context, n int) (perCompany time.Duration, ok bool, err error) {
+	var rows []jobRow
+	err = s.db.WithContext(ctx).Select("total", "started_at", "updated_at").
+		Where("status IN ? AND started_at IS NOT NULL AND total > 0", []string{patent.JobCompleted, patent.JobFailed}).
+		Order("updated_at DESC").Limit(n).Find(&rows).Error
+	if err != nil {
+		return 0, false, fmt.Errorf("job pace: %w", err)
+	}
+	paces := make([]time.Duration, 0, len(rows))
+	for _, r := range rows {
+		if d := r.UpdatedAt.Sub(*r.StartedAt); d >= 0 {
+			paces = append(paces, d/time.Duration(r.Total))
+		}
+	}
+	if len(paces) == 0 {
+		return 0, false, nil
+	}
+	slices.Sort(paces)
+	return paces[len(paces)/2], true, nil
+}
+
+// RefillJobStarts queues a JobStart, with attempts runs, for every
+// pending job beyond the job starts alive and not holding a job (a unit
+// given up or cancelled before it took a job up, or jobs stored before
+// the queue existed), so that every pending job has a unit to start it.
+// Returns how many it queued.
+func (s *Store) RefillJobStarts(ctx context.Context, attempts int) (int64, error) {
 	var queued int64
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		if err := s.lockKey(tx, lockJobs); err != nil {
@@ -351,8 +419,8 @@ func (s *Store) RefillJobStarts(ctx context.Context) (int64, error) {
 		if err := tx.Model(&jobRow{}).Where("status = ?", patent.JobPending).Count(&pending).Error; err != nil {
 			return err
 		}
-		err := tx.Raw(`SELECT COUNT(*) FROM river_job r WHERE r.kind = ? AND r.state IN `+liveUnitStates+
-			` AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.unit_id = r.id AND j.status = ?)`, kindJobStart, patent.JobRunning).Scan(&free).Error
+		err := tx.Raw(`SELECT COUNT(*) FROM river_job r WHERE r.kind = ? AND r.state IN `+liveStatesSQL+
+			` AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.unit_id = r.id AND j.status = ?)`, patent.KindJobStart, patent.JobRunning).Scan(&free).Error
 		if err != nil || pending <= free {
 			return err
 		}
@@ -366,7 +434,7 @@ func (s *Store) RefillJobStarts(ctx context.Context) (int64, error) {
 			units[i] = patent.JobStart{JobID: id}
 		}
 		queued = int64(len(units))
-		_, err = s.enqueue(ctx, tx, units...)
+		_, err = s.enqueue(ctx, tx, attempts, units...)
 		return err
 	})
 	if err != nil {

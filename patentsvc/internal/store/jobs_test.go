@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
@@ -15,7 +16,7 @@ import (
 // createJob stores a pending job of user with no per-user limit.
 func createJob(t *testing.T, s *store.Store, id string, user int64, companies ...string) patent.Job {
 	t.Helper()
-	j, err := s.CreateJob(ctx, patent.Job{ID: id, UserID: user, Companies: companies, MaxWorkers: 2, Model: "m"}, 0)
+	j, err := s.CreateJob(ctx, patent.Job{ID: id, UserID: user, Companies: companies, MaxWorkers: 2, Model: "m"}, 0, 0)
 	if err != nil {
 		t.Fatalf("CreateJob(%s) = %v", id, err)
 	}
@@ -74,17 +75,17 @@ func TestJobLifecycle(t *testing.T) {
 			t.Fatalf("Job = %+v, want running with 1 of 2 done (progress never goes back)", got)
 		}
 		res := &patent.BatchResult{Model: "m", Results: []patent.CompanyAnalysis{{CompanyName: "Acme", Success: true}, {CompanyName: "IBM"}}}
-		if err := s.FinishJob(ctx, "job-1", 102, patent.JobCompleted, res, "", nil); !errors.Is(err, store.ErrJobLost) {
+		if err := finishJob(s, "job-1", 102, patent.JobCompleted, res, ""); !errors.Is(err, store.ErrJobLost) {
 			t.Fatalf("FinishJob by another unit = %v, want ErrJobLost", err)
 		}
-		if err := s.FinishJob(ctx, "job-1", 101, patent.JobCompleted, res, "", nil); err != nil {
+		if err := finishJob(s, "job-1", 101, patent.JobCompleted, res, ""); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = s.Job(ctx, "job-1")
 		if got.Status != patent.JobCompleted || got.Result == nil || len(got.Result.Results) != 2 || got.Completed != 2 {
 			t.Fatalf("finished Job = %+v", got)
 		}
-		if err := s.FinishJob(ctx, "job-1", 101, patent.JobFailed, nil, "x", nil); !errors.Is(err, store.ErrJobLost) {
+		if err := finishJob(s, "job-1", 101, patent.JobFailed, nil, "x"); !errors.Is(err, store.ErrJobLost) {
 			t.Fatalf("finishing twice = %v, want ErrJobLost", err)
 		}
 		if _, err := s.Job(ctx, "nope"); !errors.Is(err, patent.ErrNotFound) {
@@ -127,7 +128,7 @@ func TestJobLimitPerUser(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 8 {
 			wg.Go(func() {
-				_, err := s.CreateJob(ctx, patent.Job{ID: fmt.Sprintf("u1-%d", i), UserID: 1, Companies: []string{"A"}}, limit)
+				_, err := s.CreateJob(ctx, patent.Job{ID: fmt.Sprintf("u1-%d", i), UserID: 1, Companies: []string{"A"}}, limit, 0)
 				var full *patent.TooManyJobsError
 				mu.Lock()
 				defer mu.Unlock()
@@ -148,26 +149,27 @@ func TestJobLimitPerUser(t *testing.T) {
 		if n := len(storetest.Units(t, s, "job_start")); n != limit {
 			t.Errorf("%d job starts queued, want %d (none for a refused job)", n, limit)
 		}
-		if _, err := s.CreateJob(ctx, patent.Job{ID: "u2-0", UserID: 2, Companies: []string{"B"}}, limit); err != nil {
+		if _, err := s.CreateJob(ctx, patent.Job{ID: "u2-0", UserID: 2, Companies: []string{"B"}}, limit, 0); err != nil {
 			t.Errorf("another user's job = %v", err)
 		}
 		id := claim(t, s, 11)
-		if _, err := s.CreateJob(ctx, patent.Job{ID: "u1-late", UserID: 1, Companies: []string{"A"}}, limit); !errors.Is(err, patent.ErrTooManyJobs) {
+		if _, err := s.CreateJob(ctx, patent.Job{ID: "u1-late", UserID: 1, Companies: []string{"A"}}, limit, 0); !errors.Is(err, patent.ErrTooManyJobs) {
 			t.Errorf("a running job still counts: CreateJob = %v", err)
 		}
-		if err := s.FinishJob(ctx, id, 11, patent.JobCompleted, nil, "", nil); err != nil {
+		if err := finishJob(s, id, 11, patent.JobCompleted, nil, ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateJob(ctx, patent.Job{ID: "u1-late", UserID: 1, Companies: []string{"A"}}, limit); err != nil {
+		if _, err := s.CreateJob(ctx, patent.Job{ID: "u1-late", UserID: 1, Companies: []string{"A"}}, limit, 0); err != nil {
 			t.Errorf("after a job ended: CreateJob = %v", err)
 		}
 	})
 }
 
-// TestJobSweeps: a running job whose unit the queue gave up fails, with
-// its deliveries in the same transaction; one whose unit is alive does not;
-// pending jobs without a free unit get one; at a single process's start
-// every pending or running job fails.
+// TestJobSweeps: a running job whose unit the queue gave up is lost, and
+// fails with FailJob, its deliveries in the same transaction; one whose
+// unit is alive is not lost; a job that moved since it was read is left
+// alone; pending jobs without a free unit get one; every unfinished job
+// can fail (the start-up rule), oldest first.
 func TestJobSweeps(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
 		for _, id := range []string{"orphan", "alive", "waiting", "lost"} {
@@ -178,7 +180,7 @@ func TestJobSweeps(t *testing.T) {
 			t.Fatalf("%d units, want 4", len(units))
 		}
 		// The first two units take orphan and alive up; the first is then
-		// given up by the queue (its processes died), the second runs on.
+		// given up by the queue (its runs failed), the second runs on.
 		if claim(t, s, units[0].ID) != "orphan" || claim(t, s, units[1].ID) != "alive" {
 			t.Fatal("claims out of order")
 		}
@@ -187,22 +189,27 @@ func TestJobSweeps(t *testing.T) {
 		// The unit queued for "lost" was given up before it took a job up.
 		storetest.SetUnitState(t, s, units[3].ID, "discarded")
 
-		var composed []patent.Job
-		compose := func(j patent.Job) ([]patent.Delivery, error) {
-			composed = append(composed, j)
-			return []patent.Delivery{{ID: "msg-" + j.ID, Event: "job.completed", URL: "https://a.example/h", URLHost: "https://a.example", Payload: []byte(`{}`)}}, nil
+		lost, err := s.LostJobs(ctx)
+		if err != nil || len(lost) != 1 || lost[0].Job.ID != "orphan" || lost[0].RunnerStopped {
+			t.Fatalf("LostJobs = %+v, %v; want orphan, its unit given up", lost, err)
 		}
-		n, err := s.FailOrphanedJobs(ctx, "its processes stopped", compose)
-		if err != nil || n != 1 {
-			t.Fatalf("FailOrphanedJobs = %d, %v; want 1", n, err)
+		ds := []patent.Delivery{{ID: "msg-orphan", Event: "job.completed", URL: "https://a.example/h", URLHost: "https://a.example", Payload: []byte(`{}`)}}
+		// A job read before it progressed is not failed from that read.
+		stale := lost[0].Job
+		if err := s.JobProgress(ctx, "orphan", units[0].ID, 1); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.FailJob(ctx, stale, "its processes stopped", ds); ok || err != nil {
+			t.Fatalf("FailJob(as read before it moved) = %v, %v; want left alone", ok, err)
+		}
+		lost, _ = s.LostJobs(ctx)
+		if ok, err := s.FailJob(ctx, lost[0].Job, "its processes stopped", ds); !ok || err != nil {
+			t.Fatalf("FailJob = %v, %v; want failed", ok, err)
 		}
 		orphan, _ := s.Job(ctx, "orphan")
 		alive, _ := s.Job(ctx, "alive")
 		if orphan.Status != patent.JobFailed || orphan.Error == nil || *orphan.Error != "its processes stopped" || alive.Status != patent.JobRunning {
 			t.Fatalf("orphan = %+v, alive = %+v", orphan, alive)
-		}
-		if len(composed) != 1 || composed[0].ID != "orphan" || composed[0].Status != patent.JobFailed {
-			t.Errorf("composed for %+v, want the failed orphan", composed)
 		}
 		if d, err := s.Delivery(ctx, "msg-orphan"); err != nil || d.Status != patent.DeliveryPending {
 			t.Errorf("the orphan's delivery = %+v, %v; want it stored, pending", d, err)
@@ -210,30 +217,73 @@ func TestJobSweeps(t *testing.T) {
 		if got := len(storetest.Units(t, s, "webhook_delivery")); got != 1 {
 			t.Errorf("%d delivery units, want 1", got)
 		}
+		if ok, err := s.FailJob(ctx, orphan, "again", nil); ok || err != nil {
+			t.Errorf("FailJob of a failed job = %v, %v; want left alone", ok, err)
+		}
 
 		// Two pending jobs (waiting, lost), one free unit (the third):
 		// one start is queued.
-		if q, err := s.RefillJobStarts(ctx); err != nil || q != 1 {
+		if q, err := s.RefillJobStarts(ctx, 0); err != nil || q != 1 {
 			t.Fatalf("RefillJobStarts = %d, %v; want 1", q, err)
 		}
-		if q, err := s.RefillJobStarts(ctx); err != nil || q != 0 {
+		if q, err := s.RefillJobStarts(ctx, 0); err != nil || q != 0 {
 			t.Fatalf("RefillJobStarts again = %d, %v; want 0", q, err)
 		}
 
-		if n, err := s.FailUnfinishedJobs(ctx, "restarted", nil); err != nil || n != 3 {
-			t.Fatalf("FailUnfinishedJobs = %d, %v; want 3 (alive, running; waiting and lost, pending)", n, err)
+		// The start-up rule: every unfinished job, oldest first, fails; the
+		// running one's unit ends with it.
+		unfinished, err := s.UnfinishedJobs(ctx, 0, 10)
+		if err != nil || len(unfinished) != 3 || unfinished[0].ID != "alive" || unfinished[1].ID != "waiting" || unfinished[2].ID != "lost" {
+			t.Fatalf("UnfinishedJobs = %+v, %v; want alive, waiting, lost", unfinished, err)
+		}
+		if mine, _ := s.UnfinishedJobs(ctx, 2, 10); len(mine) != 0 {
+			t.Errorf("UnfinishedJobs(user 2) = %+v, want none", mine)
+		}
+		for _, j := range unfinished {
+			if ok, err := s.FailJob(ctx, j, "restarted", nil); !ok || err != nil {
+				t.Fatalf("FailJob(%s) = %v, %v", j.ID, ok, err)
+			}
 		}
 		for _, id := range []string{"alive", "waiting", "lost"} {
 			if j, _ := s.Job(ctx, id); j.Status != patent.JobFailed || *j.Error != "restarted" {
-				t.Errorf("%s after FailUnfinishedJobs = %+v", id, j)
+				t.Errorf("%s after the start-up rule = %+v", id, j)
 			}
 		}
-		if orphan, _ := s.Job(ctx, "orphan"); *orphan.Error != "its processes stopped" {
-			t.Errorf("a job failed already = %+v, want it left as it ended", orphan)
+		if u := storetest.Units(t, s, "job_start")[1]; u.State != "cancelled" {
+			t.Errorf("the failed running job's unit is %s, want cancelled", u.State)
 		}
-		alive, _ = s.Job(ctx, "alive")
 		if err := s.JobProgress(ctx, "alive", units[1].ID, 1); !errors.Is(err, store.ErrJobLost) {
 			t.Errorf("progress of a failed job = %v, want ErrJobLost", err)
+		}
+	})
+}
+
+// TestJobPace: the pace is the median time per company of the jobs that
+// ended, none before one has.
+func TestJobPace(t *testing.T) {
+	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
+		if _, ok, err := s.JobPace(ctx, 10); ok || err != nil {
+			t.Fatalf("JobPace with no job ended = ok %v, %v", ok, err)
+		}
+		// Jobs of 1, 2 and 4 companies taking 10 s, 60 s and 40 s: 10, 30
+		// and 10 s a company; the median is 10 s.
+		for i, tc := range []struct {
+			companies int
+			took      time.Duration
+		}{{1, 10 * time.Second}, {2, time.Minute}, {4, 40 * time.Second}} {
+			id := fmt.Sprintf("paced-%d", i)
+			createJob(t, s, id, 1, strings.Split(strings.Repeat("A,", tc.companies-1)+"A", ",")...)
+			if claim(t, s, int64(100+i)) != id {
+				t.Fatal("claims out of order")
+			}
+			clk.advance(tc.took)
+			if err := finishJob(s, id, int64(100+i), patent.JobCompleted, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pace, ok, err := s.JobPace(ctx, 10)
+		if !ok || err != nil || pace < 10*time.Second || pace > 10*time.Second+time.Millisecond { // the test clock ticks a µs a read
+			t.Errorf("JobPace = %v, %v, %v; want 10s", pace, ok, err)
 		}
 	})
 }

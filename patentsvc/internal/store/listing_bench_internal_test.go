@@ -41,7 +41,7 @@ func BenchmarkListAnalyses1M(b *testing.B) {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	s, err := Open(ctx, Postgres, u.String(), Pool{MaxOpen: 4, MaxIdle: 4, MaxLifetime: time.Hour}, slog.New(slog.NewJSONHandler(io.Discard, nil)), time.Now, nil)
+	s, err := Open(ctx, Postgres, u.String(), Pool{MaxOpen: 4, MaxIdle: 4, MaxLifetime: time.Hour}, slog.New(slog.NewJSONHandler(io.Discard, nil)), time.Now)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func TestJobOwnership(t *testing.T) {
 			if i%3 == 1 {
 				owner = bob.ID
 			}
-			j, err := s.CreateJob(ctx, patent.Job{ID: id, UserID: owner, Companies: []string{"A"}}, 0)
+			j, err := s.CreateJob(ctx, patent.Job{ID: id, UserID: owner, Companies: []string{"A"}}, 0, 0)
 			if err != nil || j.UserID != owner {
 				t.Fatalf("CreateJob = %+v, %v; want user %d", j, err, owner)
 			}
@@ -69,7 +69,7 @@ func TestJobOwnership(t *testing.T) {
 			}
 		}
 		// A job from before jobs had owners (UserID 0): no one's.
-		if _, err := s.CreateJob(ctx, patent.Job{ID: "job-legacy", Companies: []string{"A"}}, 0); err != nil {
+		if _, err := s.CreateJob(ctx, patent.Job{ID: "job-legacy", Companies: []string{"A"}}, 0, 0); err != nil {
 			t.Fatal(err)
 		}
 		all = slices.Insert(all, 0, "job-legacy")

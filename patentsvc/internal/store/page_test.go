@@ -184,7 +184,7 @@ func TestListJobsPageBytes(t *testing.T) {
 				answer := strings.Repeat("x", sizes[n])
 				result = &patent.BatchResult{Results: []patent.CompanyAnalysis{{CompanyName: "Acme", Analysis: &answer, Success: true}}}
 			}
-			if err := s.FinishJob(ctx, id, unit, status, result, errMsg, nil); err != nil {
+			if err := finishJob(s, id, unit, status, result, errMsg); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -15,11 +15,10 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/riverqueue/river"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
-
-	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 // Dialects.
@@ -39,37 +38,24 @@ type Pool struct {
 type Store struct {
 	db      *gorm.DB
 	dialect string
+	dsn     string
 	now     func() time.Time
-	queue   Queue
+	// units inserts the work queue's units in the store's transactions
+	// (units.go).
+	units *river.Client[*sql.Tx]
+	// session is this replica's liveness session once OpenSession opened
+	// it (session.go); nil before.
+	session *Session
 }
-
-// Queue puts units of work in the database in the caller's transaction;
-// *queue.Queue implements it. The store queues the unit of every piece of
-// work it stores (a job, a tracked company's due run, a webhook delivery)
-// in the transaction that stores it.
-type Queue interface {
-	// InsertTx queues units in tx and returns them as stored (their ids,
-	// river_job.id), in order; a unit queued already keeps its id and is
-	// marked a duplicate.
-	InsertTx(ctx context.Context, tx *sql.Tx, units ...patent.Unit) ([]patent.Queued, error)
-}
-
-// EngineMigration applies the work queue's own migrations through inTx,
-// which runs its function in a transaction of its own on the connection
-// that holds the store's migration lock, after the store's own migrations
-// (queue.Migrate).
-type EngineMigration func(ctx context.Context, inTx func(func(*sql.Tx) error) error, dialect string) error
 
 // Open connects to the database of dialect (Postgres: a postgres:// URL or
 // a libpq key=value DSN; SQLite: a file path, with or without a sqlite: or
 // file: prefix, whose directory is created if missing), applies pending
-// migrations, then engine's (nil: none), and returns the store. The caller
+// migrations, its own and the work queue's (River's), and returns the
+// store. The caller
 // decides the dialect (config reads DATABASE_URL); Open never guesses it
 // from the DSN. now is the clock for the timestamps the store writes.
-//
-// The store queues no work until UseQueue gives it the queue: the methods
-// that store work fail until then.
-func Open(ctx context.Context, dialect, dsn string, pool Pool, logger *slog.Logger, now func() time.Time, engine EngineMigration) (*Store, error) {
+func Open(ctx context.Context, dialect, dsn string, pool Pool, logger *slog.Logger, now func() time.Time) (*Store, error) {
 	cfg := &gorm.Config{
 		Logger:                                   newGormLogger(logger),
 		TranslateError:                           true,
@@ -110,12 +96,16 @@ func Open(ctx context.Context, dialect, dsn string, pool Pool, logger *slog.Logg
 	sqlDB.SetMaxIdleConns(pool.MaxIdle)
 	sqlDB.SetConnMaxLifetime(pool.MaxLifetime)
 
-	s := &Store{db: db, dialect: dialect, now: now}
+	s := &Store{db: db, dialect: dialect, dsn: dsn, now: now}
 	if err := s.Ping(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
 	}
-	if err := s.migrate(ctx, logger, engine); err != nil {
+	if err := s.migrate(ctx, logger); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	if s.units, err = newInserter(dialect, sqlDB, logger); err != nil {
 		sqlDB.Close()
 		return nil, err
 	}
@@ -126,29 +116,9 @@ func Open(ctx context.Context, dialect, dsn string, pool Pool, logger *slog.Logg
 // Dialect returns Postgres or SQLite.
 func (s *Store) Dialect() string { return s.dialect }
 
-// SQL is the store's connection pool, on which the work queue runs (its
-// units are inserted in the store's transactions).
+// SQL is the store's connection pool, on which the work queue's workers
+// run (its units are inserted in the store's transactions).
 func (s *Store) SQL() (*sql.DB, error) { return s.db.DB() }
-
-// UseQueue gives the store the work queue it inserts units into. Call it
-// once, before the store is shared.
-func (s *Store) UseQueue(q Queue) { s.queue = q }
-
-// errNoQueue is returned by the methods that store work before UseQueue.
-var errNoQueue = errors.New("store: no work queue (UseQueue)")
-
-// enqueue queues units in tx, the GORM transaction that stores their work,
-// and returns them as stored.
-func (s *Store) enqueue(ctx context.Context, tx *gorm.DB, units ...patent.Unit) ([]patent.Queued, error) {
-	if s.queue == nil {
-		return nil, errNoQueue
-	}
-	sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx)
-	if !ok {
-		return nil, fmt.Errorf("store: enqueue outside a transaction (%T)", tx.Statement.ConnPool)
-	}
-	return s.queue.InsertTx(ctx, sqlTx, units...)
-}
 
 // Close closes the connection pool.
 func (s *Store) Close() error {
@@ -236,9 +206,9 @@ func (s *Store) migrations() ([]migration, error) {
 }
 
 // migrate applies the migrations not yet recorded, each in its own
-// transaction, then engine's in one more, on one connection that holds the
-// migration lock.
-func (s *Store) migrate(ctx context.Context, logger *slog.Logger, engine EngineMigration) error {
+// transaction, then the work queue's (River's, migrateUnits), on one
+// connection that holds the migration lock.
+func (s *Store) migrate(ctx context.Context, logger *slog.Logger) error {
 	ms, err := s.migrations()
 	if err != nil {
 		return fmt.Errorf("store: read migrations: %w", err)
@@ -286,22 +256,7 @@ func (s *Store) migrate(ctx context.Context, logger *slog.Logger, engine EngineM
 			}
 			logger.Info("database migrated", "version", m.version, "name", m.name, "dialect", s.dialect)
 		}
-		if engine == nil {
-			return nil
-		}
-		inTx := func(fn func(*sql.Tx) error) error {
-			return conn.Transaction(func(tx *gorm.DB) error {
-				sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx)
-				if !ok {
-					return fmt.Errorf("not a transaction (%T)", tx.Statement.ConnPool)
-				}
-				return fn(sqlTx)
-			})
-		}
-		if err := engine(ctx, inTx, s.dialect); err != nil {
-			return fmt.Errorf("work queue migrations: %w", err)
-		}
-		return nil
+		return migrateUnits(ctx, conn, s.dialect)
 	})
 	if err != nil {
 		return fmt.Errorf("store: migrate: %w", err)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
@@ -32,7 +31,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 			errs := make(chan error, 4)
 			for range 4 {
 				wg.Go(func() {
-					s, err := store.Open(ctx, d, dsn, store.Pool{MaxOpen: 4, MaxIdle: 1, MaxLifetime: time.Minute}, discard(), time.Now, queue.Migrate)
+					s, err := store.Open(ctx, d, dsn, store.Pool{MaxOpen: 4, MaxIdle: 1, MaxLifetime: time.Minute}, discard(), time.Now)
 					if err == nil {
 						err = s.Close()
 					}
@@ -288,7 +287,7 @@ func TestAlertsNewestFirst(t *testing.T) {
 
 func mustOpen(t *testing.T, dialect, dsn string) *store.Store {
 	t.Helper()
-	s, err := store.Open(ctx, dialect, dsn, store.Pool{MaxOpen: 4, MaxIdle: 1, MaxLifetime: time.Minute}, discard(), time.Now, queue.Migrate)
+	s, err := store.Open(ctx, dialect, dsn, store.Pool{MaxOpen: 4, MaxIdle: 1, MaxLifetime: time.Minute}, discard(), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

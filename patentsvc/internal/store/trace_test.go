@@ -27,7 +27,7 @@ func TestStatementSpans(t *testing.T) {
 		const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 		ctx, parent := otel.Tracer("test").Start(context.Background(), "parent "+t.Name())
 		j, err := s.CreateJob(ctx, patent.Job{ID: "job-" + strings.ReplaceAll(t.Name(), "/", "-"), Companies: []string{"Secret Corp"},
-			MaxWorkers: 1, Model: "m", TraceParent: traceparent}, 0)
+			MaxWorkers: 1, Model: "m", TraceParent: traceparent}, 0, 0)
 		parent.End()
 		if err != nil {
 			t.Fatal(err)

@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/riverqueue/river/rivertype"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -96,28 +98,77 @@ func (s *Store) CreateTracked(ctx context.Context, name patent.CompanyName) (pat
 }
 
 // queueRuns queues, in tx, the scheduled run of each company's current
-// due time, with traceParent, records the units on the companies and
-// returns how many were queued anew (not queued already by another
+// due time, with traceParent and the ids its alerts will have (reserved
+// now: patent.ScheduledRun.AlertIDs), records the units on the companies
+// and returns how many were queued anew (not queued already by another
 // replica).
 func (s *Store) queueRuns(ctx context.Context, tx *gorm.DB, rows []trackedCompanyRow, traceParent string) (int, error) {
+	ids, err := s.reserveAlertIDs(tx, len(rows)*patent.AlertsPerRun)
+	if err != nil {
+		return 0, err
+	}
 	units := make([]patent.Unit, len(rows))
 	for i, r := range rows {
-		units[i] = patent.ScheduledRun{TrackedID: r.ID, DueAt: utc(r.NextRunAt), TraceParent: traceParent}
+		units[i] = patent.ScheduledRun{TrackedID: r.ID, DueAt: utc(r.NextRunAt), TraceParent: traceParent, CompanyName: r.CompanyName,
+			AlertIDs: ids[i*patent.AlertsPerRun : (i+1)*patent.AlertsPerRun]}
 	}
-	queued, err := s.enqueue(ctx, tx, units...)
+	queued, err := s.enqueue(ctx, tx, 0, units...)
 	if err != nil {
 		return 0, err
 	}
 	fresh := 0
 	for i, r := range rows {
-		if !queued[i].Duplicate {
+		if !queued[i].duplicate {
 			fresh++
 		}
-		if err := tx.Model(&trackedCompanyRow{}).Where("id = ?", r.ID).Update("unit_id", queued[i].UnitID).Error; err != nil {
+		if err := tx.Model(&trackedCompanyRow{}).Where("id = ?", r.ID).Update("unit_id", queued[i].id).Error; err != nil {
 			return 0, err
 		}
 	}
 	return fresh, nil
+}
+
+// ReserveAlertIDs reserves n alert ids (for the alerts of a scheduled run
+// queued without them, by an older version).
+func (s *Store) ReserveAlertIDs(ctx context.Context, n int) ([]int64, error) {
+	var ids []int64
+	err := s.inTx(ctx, func(tx *gorm.DB) error {
+		var err error
+		ids, err = s.reserveAlertIDs(tx, n)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reserve alert ids: %w", err)
+	}
+	return ids, nil
+}
+
+// reserveAlertIDs takes n ids from the alerts' sequence in tx (PostgreSQL:
+// the column's sequence, whose values are never handed out twice, even
+// when tx rolls back; SQLite: its AUTOINCREMENT counter, moved on under
+// the one writer SQLite allows). An alert stored later with one of them
+// keeps it; the ids of alerts never raised are gaps.
+func (s *Store) reserveAlertIDs(tx *gorm.DB, n int) ([]int64, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	var ids []int64
+	if s.dialect == Postgres {
+		err := tx.Raw("SELECT nextval(pg_get_serial_sequence('alerts', 'id')) FROM generate_series(1, ?) ORDER BY 1", n).Scan(&ids).Error
+		return ids, err
+	}
+	if err := tx.Exec(`INSERT INTO sqlite_sequence (name, seq) SELECT 'alerts', COALESCE((SELECT MAX(id) FROM alerts), 0)
+		WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'alerts')`).Error; err != nil {
+		return nil, err
+	}
+	var last int64
+	if err := tx.Raw("UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'alerts' RETURNING seq", n).Scan(&last).Error; err != nil {
+		return nil, err
+	}
+	for i := range n {
+		ids = append(ids, last-int64(n)+1+int64(i))
+	}
+	return ids, nil
 }
 
 // trackedByName reads the company tracked under name in any letter case.
@@ -128,14 +179,32 @@ func trackedByName(tx *gorm.DB, name patent.CompanyName) (trackedCompanyRow, err
 }
 
 // DeleteTracked stops tracking the company whose name matches name in any
-// letter case. Returns patent.ErrNotFound when none does.
+// letter case, and cancels its queued run (a run in progress is cancelled
+// through River, and records nothing: the company is gone). Returns
+// patent.ErrNotFound when none does.
 func (s *Store) DeleteTracked(ctx context.Context, name patent.CompanyName) error {
-	res := s.db.WithContext(ctx).Where("lower(company_name) = ?", name.Key()).Delete(&trackedCompanyRow{})
-	if res.Error != nil {
-		return fmt.Errorf("untrack %q: %w", name, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("untrack %q: %w", name, patent.ErrNotFound)
+	err := s.inTx(ctx, func(tx *gorm.DB) error {
+		row, err := trackedByName(tx, name)
+		if err != nil {
+			return translate(err, patent.ErrNotFound, patent.ErrConflict)
+		}
+		if err := tx.Delete(&trackedCompanyRow{}, "id = ?", row.ID).Error; err != nil {
+			return err
+		}
+		if row.UnitID == nil {
+			return nil
+		}
+		sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx)
+		if !ok {
+			return fmt.Errorf("store: not a transaction (%T)", tx.Statement.ConnPool)
+		}
+		if _, err := s.units.JobCancelTx(ctx, sqlTx, *row.UnitID); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("untrack %q: %w", name, err)
 	}
 	return nil
 }
@@ -187,8 +256,9 @@ func (s *Store) QueueDue(ctx context.Context, limit int) (seen, queued int, err 
 // (tracked_patents, for the next runs' diff) and, on its first such run,
 // since when they are kept; the run's row in the company's history
 // (tracking_runs: at, count, success when failures is 0, its new and
-// dropped patents); and the alerts the run raised, stamped now, with the
-// webhook deliveries compose returns for each (compose may be nil). The
+// dropped patents); and out.Alerts, the alerts the run raised (each with
+// its id, reserved when the run was queued, and its time), with
+// deliveries, the webhook deliveries the caller composed for them. The
 // history row says alert only when an alert is committed with it, and an
 // alert is never committed without its row and deliveries (decisions.md).
 //
@@ -198,7 +268,7 @@ func (s *Store) QueueDue(ctx context.Context, limit int) (seen, queued int, err 
 // company untracked meanwhile is ignored too: nothing is stored, its alerts
 // neither (untracking dropped its history, and with it the baseline the
 // alerts compare against).
-func (s *Store) RecordRun(ctx context.Context, id int64, due time.Time, out patent.RunOutcome, compose patent.Deliveries[patent.Alert]) (recorded bool, err error) {
+func (s *Store) RecordRun(ctx context.Context, id int64, due time.Time, out patent.RunOutcome, deliveries []patent.Delivery) (recorded bool, err error) {
 	at, next := utc(out.At), utc(out.Next)
 	err = s.inTx(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&trackedCompanyRow{}).Where("id = ? AND next_run_at = ?", id, utc(due)).
@@ -218,11 +288,11 @@ func (s *Store) RecordRun(ctx context.Context, id int64, due time.Time, out pate
 			return err
 		}
 		for _, a := range out.Alerts {
-			if _, err := s.createAlert(tx, a, compose); err != nil {
+			if _, err := s.createAlert(tx, a); err != nil {
 				return err
 			}
 		}
-		return nil
+		return s.insertDeliveries(ctx, tx, deliveries)
 	})
 	if err != nil {
 		return false, fmt.Errorf("record run of tracked company %d: %w", id, err)
@@ -270,10 +340,10 @@ type trackedPatentRow struct {
 
 func (trackedPatentRow) TableName() string { return "tracked_patents" }
 
-// SeenPatents returns what tracked company id's earlier runs saw of the
-// publication numbers ids (those of them seen, those of its latest run
-// whose search answered, and since when runs keep them), or
-// patent.ErrNotFound when it is no longer tracked. It reads only the rows
+// SeenPatents returns tracked company id as it stands and what its
+// earlier runs saw of the publication numbers ids (those of them seen,
+// those of its latest run whose search answered, and since when runs keep
+// them), or patent.ErrNotFound when it is no longer tracked. It reads only the rows
 // of ids and of the latest run, however long the company is tracked.
 func (s *Store) SeenPatents(ctx context.Context, id int64, ids []string) (patent.SeenPatents, error) {
 	db := s.db.WithContext(ctx)
@@ -295,7 +365,7 @@ func (s *Store) SeenPatents(ctx context.Context, id int64, ids []string) (patent
 	for _, p := range ids {
 		asked[p] = true
 	}
-	out := patent.SeenPatents{Known: map[string]bool{}, Last: []string{}}
+	out := patent.SeenPatents{Company: tc.toDomain(), Known: map[string]bool{}, Last: []string{}}
 	if tc.SeenSince != nil {
 		since := tc.SeenSince.UTC()
 		out.Since = &since
@@ -353,16 +423,19 @@ func (r alertRow) toDomain() patent.Alert {
 		OldValue: r.OldValue, NewValue: r.NewValue, CreatedAt: r.CreatedAt.UTC(), Patents: readPublications(r.Patents)}
 }
 
-// CreateAlert stores an alert stamped now, and in the same transaction the
-// webhook deliveries that compose returns for it (decisions.md: an alert
-// is never committed without its deliveries, nor a delivery without its
-// alert), and returns the alert. compose may be nil (no webhooks).
-func (s *Store) CreateAlert(ctx context.Context, a patent.Alert, compose patent.Deliveries[patent.Alert]) (patent.Alert, error) {
+// CreateAlert stores an alert (with its id when it has one, reserved
+// with ReserveAlertIDs; stamped now when it has no time) and, in the same
+// transaction, deliveries, the webhook deliveries the caller composed for
+// it (decisions.md: an alert is never committed without its deliveries,
+// nor a delivery without its alert), and returns the alert as stored.
+func (s *Store) CreateAlert(ctx context.Context, a patent.Alert, deliveries []patent.Delivery) (patent.Alert, error) {
 	var stored patent.Alert
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		var err error
-		stored, err = s.createAlert(tx, a, compose)
-		return err
+		if stored, err = s.createAlert(tx, a); err != nil {
+			return err
+		}
+		return s.insertDeliveries(ctx, tx, deliveries)
 	})
 	if err != nil {
 		return patent.Alert{}, fmt.Errorf("create alert: %w", err)
@@ -370,14 +443,15 @@ func (s *Store) CreateAlert(ctx context.Context, a patent.Alert, compose patent.
 	return stored, nil
 }
 
-// createAlert stores an alert stamped now and its deliveries in tx.
-func (s *Store) createAlert(tx *gorm.DB, a patent.Alert, compose patent.Deliveries[patent.Alert]) (patent.Alert, error) {
-	row := alertRow{CompanyName: a.CompanyName, AlertType: a.AlertType, Message: a.Message,
-		OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: utc(s.now()), Patents: publicationsColumn(a.Patents)}
-	if err := tx.Create(&row).Error; err != nil {
-		return patent.Alert{}, err
+// createAlert stores a in tx, with its id and time when it has them.
+func (s *Store) createAlert(tx *gorm.DB, a patent.Alert) (patent.Alert, error) {
+	at := utc(a.CreatedAt)
+	if a.CreatedAt.IsZero() {
+		at = utc(s.now())
 	}
-	if err := withDeliveries(s, tx, compose, row.toDomain()); err != nil {
+	row := alertRow{ID: a.ID, CompanyName: a.CompanyName, AlertType: a.AlertType, Message: a.Message,
+		OldValue: a.OldValue, NewValue: a.NewValue, CreatedAt: at, Patents: publicationsColumn(a.Patents)}
+	if err := tx.Create(&row).Error; err != nil {
 		return patent.Alert{}, err
 	}
 	return row.toDomain(), nil

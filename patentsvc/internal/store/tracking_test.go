@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
@@ -145,7 +144,7 @@ func TestQueueDueReplicas(t *testing.T) {
 			dsn := storetest.DSN(t, d)
 			var stores []*store.Store
 			for range 3 {
-				s, _ := storetest.OpenDSN(t, d, dsn, time.Now, queue.Config{}, queue.Handlers{})
+				s := storetest.OpenAt(t, d, dsn, time.Now)
 				stores = append(stores, s)
 			}
 			const n = 60
@@ -213,7 +212,7 @@ func TestRecordOncePerDueTime(t *testing.T) {
 			t.Fatalf("RecordRun = %v, %v; want recorded", ok, err)
 		}
 		if ok, err := s.RecordRun(ctx, acme.ID, due, patent.RunOutcome{Count: 9, At: at, Next: at.Add(time.Hour), Alerts: []patent.Alert{alert}},
-			deliveriesOf[patent.Alert]("x", "https://a.example/h")); ok || err != nil {
+			deliveriesOf("x", "https://a.example/h")); ok || err != nil {
 			t.Fatalf("RecordRun of the same due time again = %v, %v; want not recorded", ok, err)
 		}
 		if ok, err := s.RecordFailure(ctx, acme.ID, due, at, 1, at.Add(time.Hour)); ok || err != nil {

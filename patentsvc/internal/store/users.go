@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"gorm.io/gorm"
@@ -249,42 +248,4 @@ func (s *Store) PruneRefreshTokens(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("prune refresh tokens: %w", res.Error)
 	}
 	return res.RowsAffected, nil
-}
-
-// PruneInterval is how often RunPruner prunes.
-const PruneInterval = time.Hour
-
-// RunPruner is the store's janitor: every interval until ctx ends it
-// deletes the expired refresh tokens and the tracking runs older than
-// history (TRACKING_HISTORY_DAYS; the latter in batches, see
-// PruneTrackingRuns). Every replica runs one; prunes of the same rows by
-// several are harmless. A failed round is logged and tried again at the
-// next one.
-func (s *Store) RunPruner(ctx context.Context, interval, history time.Duration, logger *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		// A round at start too: a pod restarted more often than interval
-		// would otherwise never prune.
-		s.pruneOnce(ctx, history, logger)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// pruneOnce is one round of RunPruner.
-func (s *Store) pruneOnce(ctx context.Context, history time.Duration, logger *slog.Logger) {
-	if n, err := s.PruneRefreshTokens(ctx); err != nil && ctx.Err() == nil {
-		logger.Warn("pruning refresh tokens failed", "err", err.Error())
-	} else if n > 0 {
-		logger.Info("pruned expired refresh tokens", "count", n)
-	}
-	if n, err := s.PruneTrackingRuns(ctx, s.now().Add(-history)); err != nil && ctx.Err() == nil {
-		logger.Warn("pruning tracking runs failed", "err", err.Error(), "count", n)
-	} else if n > 0 {
-		logger.Info("pruned old tracking runs", "count", n)
-	}
 }

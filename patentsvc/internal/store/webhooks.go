@@ -48,7 +48,7 @@ func utcPtr(t *time.Time) *time.Time {
 // insertDeliveries stores new deliveries, pending and due now, and queues
 // the unit that attempts each, in tx: the caller's transaction, which also
 // stores the event that causes them.
-func (s *Store) insertDeliveries(tx *gorm.DB, ds []patent.Delivery) error {
+func (s *Store) insertDeliveries(ctx context.Context, tx *gorm.DB, ds []patent.Delivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -57,32 +57,19 @@ func (s *Store) insertDeliveries(tx *gorm.DB, ds []patent.Delivery) error {
 	for i, d := range ds {
 		units[i] = patent.DeliveryAttempt{DeliveryID: d.ID}
 	}
-	queued, err := s.enqueue(tx.Statement.Context, tx, units...)
+	queued, err := s.enqueue(ctx, tx, 0, units...)
 	if err != nil {
 		return fmt.Errorf("queue webhook deliveries: %w", err)
 	}
 	rows := make([]deliveryRow, len(ds))
 	for i, d := range ds {
 		rows[i] = deliveryRow{ID: d.ID, Event: d.Event, URL: d.URL, URLHost: d.URLHost, Payload: d.Payload,
-			Status: patent.DeliveryPending, NextAttemptAt: &now, CreatedAt: now, UnitID: &queued[i].UnitID}
+			Status: patent.DeliveryPending, NextAttemptAt: &now, CreatedAt: now, UnitID: &queued[i].id}
 	}
 	if err := tx.Create(&rows).Error; err != nil {
 		return fmt.Errorf("store webhook deliveries: %w", translate(err, patent.ErrNotFound, patent.ErrConflict))
 	}
 	return nil
-}
-
-// withDeliveries composes the deliveries of a stored event and inserts
-// them in tx. A nil compose stores none.
-func withDeliveries[E any](s *Store, tx *gorm.DB, compose patent.Deliveries[E], event E) error {
-	if compose == nil {
-		return nil
-	}
-	ds, err := compose(event)
-	if err != nil {
-		return fmt.Errorf("compose webhook deliveries: %w", err)
-	}
-	return s.insertDeliveries(tx, ds)
 }
 
 // Delivery returns delivery id (its payload and URL included), or
@@ -139,11 +126,11 @@ func (s *Store) SweepDeliveries(ctx context.Context, reason string) (queued, fai
 			return err
 		}
 		for _, id := range ids {
-			unit, err := s.enqueue(ctx, tx, patent.DeliveryAttempt{DeliveryID: id})
+			unit, err := s.enqueue(ctx, tx, 0, patent.DeliveryAttempt{DeliveryID: id})
 			if err != nil {
 				return err
 			}
-			if err := tx.Model(&deliveryRow{}).Where("id = ?", id).Update("unit_id", unit[0].UnitID).Error; err != nil {
+			if err := tx.Model(&deliveryRow{}).Where("id = ?", id).Update("unit_id", unit[0].id).Error; err != nil {
 				return err
 			}
 		}
@@ -207,19 +194,19 @@ func (s *Store) RetryDelivery(ctx context.Context, id string) (patent.Delivery, 
 		if row.Status != patent.DeliveryFailed {
 			return patent.NewKindError(patent.ErrConflict, "Webhook delivery is "+row.Status+"; only a failed delivery can be retried")
 		}
-		unit, err := s.enqueue(ctx, tx, patent.DeliveryAttempt{DeliveryID: id})
+		unit, err := s.enqueue(ctx, tx, 0, patent.DeliveryAttempt{DeliveryID: id})
 		if err != nil {
 			return err
 		}
-		if unit[0].Duplicate {
+		if unit[0].duplicate {
 			// The unit of its last attempt is still finishing (it has recorded
 			// the failure, not yet ended): a new one cannot be queued beside it.
 			return patent.NewKindError(patent.ErrConflict, "Webhook delivery's last attempt is still finishing; retry it in a few seconds")
 		}
 		now := utc(s.now())
-		row.Status, row.Attempts, row.NextAttemptAt, row.UnitID = patent.DeliveryPending, 0, &now, &unit[0].UnitID
+		row.Status, row.Attempts, row.NextAttemptAt, row.UnitID = patent.DeliveryPending, 0, &now, &unit[0].id
 		return tx.Model(&deliveryRow{}).Where("id = ? AND status = ?", id, patent.DeliveryFailed).Updates(map[string]any{
-			"status": row.Status, "attempts": 0, "next_attempt_at": now, "unit_id": unit[0].UnitID}).Error
+			"status": row.Status, "attempts": 0, "next_attempt_at": now, "unit_id": unit[0].id}).Error
 	})
 	if err != nil {
 		// The sentinels' own messages are what a client sees.

@@ -13,17 +13,15 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
 
-// deliveriesOf returns a composer of one delivery per URL, with ids
-// prefix-1, prefix-2, ...
-func deliveriesOf[E any](prefix string, urls ...string) patent.Deliveries[E] {
-	return func(E) ([]patent.Delivery, error) {
-		var out []patent.Delivery
-		for i, u := range urls {
-			out = append(out, patent.Delivery{ID: fmt.Sprintf("%s-%d", prefix, i+1), Event: "alert.patent_count_change",
-				URL: u, URLHost: "https://example.com", Payload: []byte(`{"n":1}`)})
-		}
-		return out, nil
+// deliveriesOf returns one delivery per URL, with ids prefix-1, prefix-2,
+// ...
+func deliveriesOf(prefix string, urls ...string) []patent.Delivery {
+	var out []patent.Delivery
+	for i, u := range urls {
+		out = append(out, patent.Delivery{ID: fmt.Sprintf("%s-%d", prefix, i+1), Event: "alert.patent_count_change",
+			URL: u, URLHost: "https://example.com", Payload: []byte(`{"n":1}`)})
 	}
+	return out
 }
 
 func countDeliveries(t *testing.T, s *store.Store) int {
@@ -43,33 +41,37 @@ var testAlert = patent.Alert{CompanyName: "Acme", AlertType: patent.AlertTypePat
 func TestDeliveriesCommitWithTheirEvent(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		// The composer fails: neither the alert nor a delivery is stored.
-		_, err := s.CreateAlert(ctx, testAlert, func(patent.Alert) ([]patent.Delivery, error) { return nil, errors.New("boom") })
-		if err == nil {
-			t.Fatal("CreateAlert with a failing composer = nil, want an error")
-		}
 		// A delivery insert fails (a duplicate id): the alert goes too.
-		dup := func(patent.Alert) ([]patent.Delivery, error) {
-			ds, _ := deliveriesOf[patent.Alert]("dup", "https://a.example/h")(patent.Alert{})
-			return append(ds, ds[0]), nil
-		}
-		if _, err := s.CreateAlert(ctx, testAlert, dup); err == nil {
+		dup := deliveriesOf("dup", "https://a.example/h")
+		if _, err := s.CreateAlert(ctx, testAlert, append(dup, dup[0])); err == nil {
 			t.Fatal("CreateAlert with a failing delivery insert = nil, want an error")
 		}
 		if alerts, _ := s.ListAlerts(ctx, 10); len(alerts) != 0 || countDeliveries(t, s) != 0 {
 			t.Fatalf("after failed transactions: %d alerts, %d deliveries, want none", len(alerts), countDeliveries(t, s))
 		}
-		// The composer sees the alert as stored, and both commit.
-		var seen patent.Alert
-		a, err := s.CreateAlert(ctx, testAlert, func(a patent.Alert) ([]patent.Delivery, error) {
-			seen = a
-			return deliveriesOf[patent.Alert]("ok", "https://a.example/h", "https://b.example/h")(a)
-		})
-		if err != nil || seen.ID == 0 || seen.ID != a.ID {
-			t.Fatalf("CreateAlert = %+v, %v; composer saw %+v", a, err, seen)
+		// An alert with the id reserved for it, and its deliveries, commit
+		// together.
+		ids, err := s.ReserveAlertIDs(ctx, 2)
+		if err != nil || len(ids) != 2 || ids[1] != ids[0]+1 {
+			t.Fatalf("ReserveAlertIDs(2) = %v, %v; want two ids in a row", ids, err)
+		}
+		withID := testAlert
+		withID.ID = ids[1]
+		a, err := s.CreateAlert(ctx, withID, deliveriesOf("ok", "https://a.example/h", "https://b.example/h"))
+		if err != nil || a.ID != ids[1] {
+			t.Fatalf("CreateAlert = %+v, %v; want the reserved id %d", a, err, ids[1])
 		}
 		if n := countDeliveries(t, s); n != 2 {
 			t.Fatalf("%d deliveries, want 2 (one per URL)", n)
+		}
+		// Ids reserved later, and those the database gives, never meet the
+		// reserved ones.
+		more, err := s.ReserveAlertIDs(ctx, 1)
+		if err != nil || more[0] <= ids[1] {
+			t.Fatalf("ReserveAlertIDs after = %v, %v; want past %d", more, err, ids[1])
+		}
+		if b, err := s.CreateAlert(ctx, testAlert, nil); err != nil || b.ID <= more[0] {
+			t.Fatalf("an alert without an id = %+v, %v; want an id past %d", b, err, more[0])
 		}
 
 		// Each delivery has its unit, queued in the same transaction.
@@ -80,28 +82,31 @@ func TestDeliveriesCommitWithTheirEvent(t *testing.T) {
 		// A job end reported by a unit that does not hold the job stores
 		// no delivery.
 		job := patent.Job{ID: "job-1", Companies: []string{"Acme"}, MaxWorkers: 1}
-		if _, err := s.CreateJob(ctx, job, 0); err != nil {
+		if _, err := s.CreateJob(ctx, job, 0, 0); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok, err := s.ClaimJob(ctx, 41); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
-		err = s.FinishJob(ctx, "job-1", 42, patent.JobCompleted, nil, "", deliveriesOf[patent.Job]("lost", "https://a.example/h"))
+		job.Status = patent.JobCompleted
+		err = s.FinishJob(ctx, job, 42, deliveriesOf("lost", "https://a.example/h"))
 		if !errors.Is(err, store.ErrJobLost) || countDeliveries(t, s) != 2 {
 			t.Fatalf("FinishJob by another unit = %v with %d deliveries, want ErrJobLost and 2", err, countDeliveries(t, s))
 		}
-		// A failing composer keeps the job unfinished.
-		err = s.FinishJob(ctx, "job-1", 41, patent.JobCompleted, nil, "", func(patent.Job) ([]patent.Delivery, error) { return nil, errors.New("boom") })
-		if got, _ := s.Job(ctx, "job-1"); err == nil || got.Status != patent.JobRunning {
-			t.Fatalf("FinishJob with a failing composer = %v, job %s; want an error and the job still running", err, got.Status)
+		// A failing delivery insert keeps the job unfinished.
+		dup = deliveriesOf("ok", "https://a.example/h")
+		if err = s.FinishJob(ctx, job, 41, dup); err == nil {
+			t.Fatal("FinishJob with a failing delivery insert = nil, want an error")
 		}
-		var ended patent.Job
-		err = s.FinishJob(ctx, "job-1", 41, patent.JobFailed, nil, "stopped", func(j patent.Job) ([]patent.Delivery, error) {
-			ended = j
-			return deliveriesOf[patent.Job]("job", "https://a.example/h")(j)
-		})
-		if err != nil || ended.Status != patent.JobFailed || ended.Error == nil || countDeliveries(t, s) != 3 {
-			t.Fatalf("FinishJob = %v, composer saw %+v, %d deliveries; want the failed job and 3", err, ended, countDeliveries(t, s))
+		if got, _ := s.Job(ctx, "job-1"); got.Status != patent.JobRunning {
+			t.Fatalf("after a failed FinishJob: job %s, want still running", got.Status)
+		}
+		msg := "stopped"
+		job.Status, job.Error = patent.JobFailed, &msg
+		err = s.FinishJob(ctx, job, 41, deliveriesOf("job", "https://a.example/h"))
+		got, _ := s.Job(ctx, "job-1")
+		if err != nil || got.Status != patent.JobFailed || got.Error == nil || *got.Error != msg || countDeliveries(t, s) != 3 {
+			t.Fatalf("FinishJob = %v, job %+v, %d deliveries; want the failed job and 3", err, got, countDeliveries(t, s))
 		}
 	})
 }
@@ -115,7 +120,7 @@ func TestDeliveryAttempts(t *testing.T) {
 			now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 			s := storetest.Open(t, d, func() time.Time { return now })
 			ctx := context.Background()
-			if _, err := s.CreateAlert(ctx, testAlert, deliveriesOf[patent.Alert]("c", "https://a.example/h")); err != nil {
+			if _, err := s.CreateAlert(ctx, testAlert, deliveriesOf("c", "https://a.example/h")); err != nil {
 				t.Fatal(err)
 			}
 			got, err := s.Delivery(ctx, "c-1")
@@ -150,7 +155,7 @@ func TestDeliveryAttempts(t *testing.T) {
 func TestSweepDeliveries(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := s.CreateAlert(ctx, testAlert, deliveriesOf[patent.Alert]("s", "https://a.example/h", "https://b.example/h")); err != nil {
+		if _, err := s.CreateAlert(ctx, testAlert, deliveriesOf("s", "https://a.example/h", "https://b.example/h")); err != nil {
 			t.Fatal(err)
 		}
 		units := storetest.Units(t, s, "webhook_delivery")
@@ -187,7 +192,7 @@ func TestDeliveryListingAndRetry(t *testing.T) {
 			ctx := context.Background()
 			for i := range 5 {
 				now = now.Add(time.Second)
-				if _, err := s.CreateAlert(ctx, testAlert, deliveriesOf[patent.Alert](fmt.Sprintf("d%d", i), "https://a.example/h")); err != nil {
+				if _, err := s.CreateAlert(ctx, testAlert, deliveriesOf(fmt.Sprintf("d%d", i), "https://a.example/h")); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -26,10 +26,10 @@ import (
 // (started; its webhook workers make the attempts) and the dispatcher.
 func durable(tb testing.TB, dialect, dsn string, urls []string, schedule []time.Duration, timeout time.Duration) (*store.Store, *queue.Queue, *webhook.Dispatcher) {
 	tb.Helper()
-	var d *webhook.Dispatcher
-	st, q := storetest.OpenDSN(tb, dialect, dsn, time.Now, queue.Config{DeliveryWorkers: webhook.Workers, DeliveryTimeout: timeout + webhook.UnitMargin},
-		queue.Handlers{Delivery: func(ctx context.Context, u patent.DeliveryAttempt) error { return d.Deliver(ctx, u) }})
-	d = webhook.New(context.Background(), webhook.Config{URLs: urls, Secret: whsecSecret, Timeout: timeout, Schedule: schedule}, st, nil)
+	st := storetest.OpenAt(tb, dialect, dsn, time.Now)
+	d := webhook.New(context.Background(), webhook.Config{URLs: urls, Secret: whsecSecret, Timeout: timeout, Schedule: schedule}, st, nil)
+	q := storetest.NewQueue(tb, st, dsn, queue.Config{DeliveryWorkers: webhook.Workers, DeliveryTimeout: timeout + webhook.UnitMargin},
+		queue.Workers{Deliveries: d})
 	storetest.StartQueue(tb, q)
 	return st, q, d
 }
@@ -41,13 +41,21 @@ func eachDurable(t *testing.T, fn func(t *testing.T, dialect, dsn string)) {
 	}
 }
 
-// raise stores an alert and its deliveries in one transaction, as the
-// scheduler does.
+// raise composes an alert's deliveries and stores them with it in one
+// transaction, as the scheduler does (its id reserved first).
 func raise(tb testing.TB, st *store.Store, d *webhook.Dispatcher, n int) patent.Alert {
 	tb.Helper()
-	a, err := st.CreateAlert(context.Background(), patent.Alert{CompanyName: "Acme " + strconv.Itoa(n), AlertType: patent.AlertTypePatentCountChange,
-		Message: "Patent count for Acme increased by 50.0% (from 4 to 6)", OldValue: 4, NewValue: 6}, d.AlertDeliveries)
+	ids, err := st.ReserveAlertIDs(context.Background(), 1)
 	if err != nil {
+		tb.Fatal(err)
+	}
+	a := patent.Alert{ID: ids[0], CompanyName: "Acme " + strconv.Itoa(n), AlertType: patent.AlertTypePatentCountChange,
+		Message: "Patent count for Acme increased by 50.0% (from 4 to 6)", OldValue: 4, NewValue: 6, CreatedAt: time.Now().UTC()}
+	ds, err := d.AlertDeliveries(a)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if a, err = st.CreateAlert(context.Background(), a, ds); err != nil {
 		tb.Fatal(err)
 	}
 	return a
@@ -245,7 +253,7 @@ func TestShutdownDoesNotWaitForReceiver(t *testing.T) {
 		if del := listed(t, st)[0]; del.Status != patent.DeliveryPending || del.Attempts != 0 {
 			t.Fatalf("after shutdown: %+v, want pending, no attempt counted", del)
 		}
-		if units := storetest.Units(t, st, queue.KindDelivery); len(units) != 1 || units[0].State != "available" {
+		if units := storetest.Units(t, st, patent.KindDelivery); len(units) != 1 || units[0].State != "available" {
 			t.Fatalf("delivery units after the cut = %+v, want it available again", units)
 		}
 

@@ -43,10 +43,8 @@ const (
 	// FailedRetention is how long a failed row is kept (an admin may retry
 	// it meanwhile), counted from its creation.
 	FailedRetention = 30 * 24 * time.Hour
-	// SweepEvery is how often Run gives every pending delivery a live unit.
-	SweepEvery = 10 * time.Second
-	// pruneEvery is how often Run prunes old rows.
-	pruneEvery = time.Hour
+	// PruneEvery is how often gocron has Prune delete old rows.
+	PruneEvery = time.Hour
 )
 
 // DefaultSchedule is WEBHOOK_RETRY_SCHEDULE's default: the waits before
@@ -95,6 +93,9 @@ type Store interface {
 	// SweepDeliveries gives the pending deliveries without a unit one, and
 	// fails those whose unit the queue gave up.
 	SweepDeliveries(ctx context.Context, reason string) (queued, failed int64, err error)
+	// ReleaseDeadUnits makes the units of a kind that dead replicas were
+	// running available again.
+	ReleaseDeadUnits(ctx context.Context, kind string) (int64, error)
 	PendingDeliveries(ctx context.Context) (int64, error)
 	PruneDeliveries(ctx context.Context, delivered, failed time.Time) (int64, error)
 }
@@ -224,15 +225,15 @@ func newID() string {
 	return "msg_" + strings.ReplaceAll(id.String(), "-", "")
 }
 
-// AlertDeliveries composes the deliveries of a stored alert, one per
-// configured URL (none without WEBHOOK_URLS). It is a
-// patent.Deliveries[patent.Alert] for the store's CreateAlert.
+// AlertDeliveries composes the deliveries of an alert (with its id and
+// time), one per configured URL (none without WEBHOOK_URLS), for the
+// caller to store with the alert.
 func (d *Dispatcher) AlertDeliveries(a patent.Alert) ([]patent.Delivery, error) {
 	return d.compose(AlertEvent(a))
 }
 
-// JobDeliveries composes the deliveries of a job that ended. It is a
-// patent.Deliveries[patent.Job] for the store's FinishJob.
+// JobDeliveries composes the deliveries of a job as it ended, for the
+// caller to store with its end.
 func (d *Dispatcher) JobDeliveries(j patent.Job) ([]patent.Delivery, error) {
 	return d.compose(JobEvent(j))
 }
@@ -265,32 +266,23 @@ func (d *Dispatcher) compose(e Event) ([]patent.Delivery, error) {
 	return out, nil
 }
 
-// Run sweeps the deliveries (every pending one gets a live unit; one
-// whose unit the queue gave up fails) at once and every SweepEvery, and
-// prunes old rows hourly, until ctx ends.
-func (d *Dispatcher) Run(ctx context.Context) {
-	t := time.NewTicker(SweepEvery)
-	defer t.Stop()
-	var pruned time.Time
-	for {
-		d.sweep(ctx)
-		if now := d.now(); now.Sub(pruned) >= pruneEvery {
-			d.prune(ctx)
-			pruned = now
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
 // reasonOrphaned is the last_error of a delivery whose unit the queue gave
 // up.
 const reasonOrphaned = "the processes attempting the delivery stopped or failed each time; retry it from the admin endpoint"
 
-func (d *Dispatcher) sweep(ctx context.Context) {
+// Sweep resolves the deliveries whose unit stopped (gocron calls it every
+// few seconds on every replica; the store makes sweeps at once safe): an
+// attempt a dead replica was making is made again at once, with the same
+// webhook-id (its session ended, so it is known dead); a pending delivery
+// without a unit gets one; one whose unit the queue gave up fails.
+func (d *Dispatcher) Sweep(ctx context.Context) {
+	n, err := d.store.ReleaseDeadUnits(ctx, patent.KindDelivery)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		d.logger.Warn("releasing the webhook attempts of dead replicas failed", "err", err.Error())
+	case n > 0:
+		d.logger.Warn("webhook attempts of dead replicas released to be made again", "count", n)
+	}
 	queued, failed, err := d.store.SweepDeliveries(ctx, reasonOrphaned)
 	switch {
 	case err != nil && ctx.Err() == nil:
@@ -301,7 +293,10 @@ func (d *Dispatcher) sweep(ctx context.Context) {
 	}
 }
 
-func (d *Dispatcher) prune(ctx context.Context) {
+// Prune deletes the deliveries delivered more than DeliveredRetention ago
+// and those failed more than FailedRetention after their creation (gocron
+// calls it every PruneEvery).
+func (d *Dispatcher) Prune(ctx context.Context) {
 	now := d.now()
 	n, err := d.store.PruneDeliveries(ctx, now.Add(-DeliveredRetention), now.Add(-FailedRetention))
 	switch {

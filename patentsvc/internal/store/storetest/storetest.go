@@ -42,26 +42,67 @@ func Each(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 
 // Open opens a fresh, migrated store of the dialect, closed (and, on
 // PostgreSQL, dropped) when the test ends. It logs which database it used.
-// Its work queue inserts units but runs none (see OpenWorking).
+// It inserts units but runs none (see OpenQueue), and has no liveness
+// session (every runner counts as alive) unless the test opens one.
 func Open(tb testing.TB, dialect string, now func() time.Time) *store.Store {
 	tb.Helper()
-	s, _ := open(tb, dialect, DSN(tb, dialect), now, queue.Config{}, queue.Handlers{})
+	return OpenAt(tb, dialect, DSN(tb, dialect), now)
+}
+
+// OpenAt is Open on the database at dsn (from DSN, shared by the stores of
+// a test of replicas).
+func OpenAt(tb testing.TB, dialect, dsn string, now func() time.Time) *store.Store {
+	tb.Helper()
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	s, err := store.Open(context.Background(), dialect, dsn, store.Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: time.Minute}, logger, now)
+	if err != nil {
+		tb.Fatalf("open %s store: %v", dialect, err)
+	}
+	tb.Cleanup(func() { s.Close() })
 	return s
 }
 
-// OpenQueue is Open with a work queue that runs units when started
-// (StartQueue): cfg's workers (its Dialect and timeouts are filled in when
-// zero) run them with h.
-func OpenQueue(tb testing.TB, dialect string, now func() time.Time, cfg queue.Config, h queue.Handlers) (*store.Store, *queue.Queue) {
+// NewQueue builds a work queue on s, the store of the database at dsn,
+// that runs units when started (StartQueue): cfg's workers (its Dialect
+// and timeouts are filled in when zero) run them with w, as a replica
+// whose liveness session the store opened (its start-up done: the
+// start-up rule is the test's to apply).
+func NewQueue(tb testing.TB, s *store.Store, dsn string, cfg queue.Config, w queue.Workers) *queue.Queue {
 	tb.Helper()
-	return open(tb, dialect, DSN(tb, dialect), now, cfg, h)
+	sess := OpenSession(tb, s)
+	db, err := s.SQL()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.Dialect = s.Dialect()
+	if s.Dialect() == store.Postgres && cfg.ListenDSN == "" {
+		cfg.ListenDSN = dsn // units are taken up at once, as in production
+	}
+	cfg.ScheduledTimeout = cmpOr(cfg.ScheduledTimeout, time.Minute)
+	cfg.JobTimeout = cmpOr(cfg.JobTimeout, time.Minute)
+	cfg.DeliveryTimeout = cmpOr(cfg.DeliveryTimeout, time.Minute)
+	q, err := queue.New(context.Background(), db, cfg, sess, w, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		tb.Fatalf("work queue: %v", err)
+	}
+	return q
 }
 
-// OpenDSN is OpenQueue on the database at dsn (from DSN, shared by the
-// stores of a test of replicas).
-func OpenDSN(tb testing.TB, dialect, dsn string, now func() time.Time, cfg queue.Config, h queue.Handlers) (*store.Store, *queue.Queue) {
+// OpenSession opens s's liveness session and ends its start-up; it closes
+// when the test ends (after the queue stops: StartQueue's cleanup runs
+// first).
+func OpenSession(tb testing.TB, s *store.Store) *store.Session {
 	tb.Helper()
-	return open(tb, dialect, dsn, now, cfg, h)
+	ctx := context.Background()
+	sess, err := s.OpenSession(ctx, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		tb.Fatalf("liveness session: %v", err)
+	}
+	tb.Cleanup(sess.Close)
+	if err := sess.Started(ctx); err != nil {
+		tb.Fatalf("liveness session: %v", err)
+	}
+	return sess
 }
 
 // StartQueue starts q's workers; they stop (within 10 s) when the test
@@ -79,34 +120,6 @@ func StartQueue(tb testing.TB, q *queue.Queue) {
 		q.Shutdown(stop)
 		cancel()
 	})
-}
-
-func open(tb testing.TB, dialect, dsn string, now func() time.Time, cfg queue.Config, h queue.Handlers) (*store.Store, *queue.Queue) {
-	tb.Helper()
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	s, err := store.Open(context.Background(), dialect, dsn, store.Pool{MaxOpen: 10, MaxIdle: 5, MaxLifetime: time.Minute},
-		logger, now, queue.Migrate)
-	if err != nil {
-		tb.Fatalf("open %s store: %v", dialect, err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	db, err := s.SQL()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cfg.Dialect = dialect
-	if dialect == store.Postgres && cfg.ListenDSN == "" {
-		cfg.ListenDSN = dsn // units are taken up at once, as in production
-	}
-	cfg.ScheduledTimeout = cmpOr(cfg.ScheduledTimeout, time.Minute)
-	cfg.JobTimeout = cmpOr(cfg.JobTimeout, time.Minute)
-	cfg.DeliveryTimeout = cmpOr(cfg.DeliveryTimeout, time.Minute)
-	q, err := queue.New(context.Background(), db, cfg, h, logger)
-	if err != nil {
-		tb.Fatalf("work queue: %v", err)
-	}
-	s.UseQueue(q)
-	return s, q
 }
 
 func cmpOr(d, def time.Duration) time.Duration {
