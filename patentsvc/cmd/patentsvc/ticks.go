@@ -109,10 +109,11 @@ func shutdownTicks(ctx context.Context, s gocron.Scheduler) error {
 	return nil
 }
 
-// gocronLogger routes gocron's logs into slog.
+// gocronLogger routes gocron's logs into slog (its messages start with
+// "gocron: "); its INFO lines go to DEBUG.
 type gocronLogger struct{ l *slog.Logger }
 
-func (g gocronLogger) Debug(msg string, args ...any) { g.l.Debug("gocron: "+msg, args...) }
-func (g gocronLogger) Error(msg string, args ...any) { g.l.Error("gocron: "+msg, args...) }
-func (g gocronLogger) Info(msg string, args ...any)  { g.l.Debug("gocron: "+msg, args...) }
-func (g gocronLogger) Warn(msg string, args ...any)  { g.l.Warn("gocron: "+msg, args...) }
+func (g gocronLogger) Debug(msg string, args ...any) { g.l.Debug(msg, args...) }
+func (g gocronLogger) Error(msg string, args ...any) { g.l.Error(msg, args...) }
+func (g gocronLogger) Info(msg string, args ...any)  { g.l.Debug(msg, args...) }
+func (g gocronLogger) Warn(msg string, args ...any)  { g.l.Warn(msg, args...) }

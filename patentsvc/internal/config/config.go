@@ -86,7 +86,7 @@ type Config struct {
 	JobsMaxConcurrent    int
 	JobsMaxPerUser       int           // JOBS_MAX_PER_USER: a user's unfinished jobs
 	JobsTimeout          time.Duration // JOBS_TIMEOUT: the longest a job runs
-	JobsMaxAttempts      int           // JOBS_MAX_ATTEMPTS: runs of a job whose process died before it fails
+	JobsMaxAttempts      int           // JOBS_MAX_ATTEMPTS: runs of a job whose end could not be recorded before it fails
 	PDFExtractTimeout    time.Duration // PDF_EXTRACT_TIMEOUT: the longest one document is read (OCR included)
 	PDFMaxPages          int           // PDF_MAX_PAGES: pages of a document read at most
 	PDFMaxDecodedBytes   int64         // PDF_MAX_DECODED_MB: decompressed stream bytes one document may cost
@@ -221,9 +221,9 @@ var settings = []setting{
 		func(c *Config, v string) error { return intIn(&c.JobsMaxConcurrent, v, 1, 16) }},
 	{"JOBS_MAX_PER_USER", "10", "A user's unfinished (`pending` or `running`) asynchronous jobs; one more `POST /analyze/batch/async` answers 429 with `Retry-After`. Among pending jobs the next to start is the oldest job of the user with the fewest running.", false,
 		func(c *Config, v string) error { return intIn(&c.JobsMaxPerUser, v, 1, 1000) }},
-	{"JOBS_TIMEOUT", "30m", "Longest an asynchronous job runs; then it ends `failed`, with the companies finished so far and the others reported as not analysed. Also sets how long a job whose replica died waits before another replica runs it again: this, plus about a minute (docs/operations.md, \"What a crash costs\").", false,
+	{"JOBS_TIMEOUT", "30m", "Longest an asynchronous job runs; then it ends `failed`, with the companies finished so far and the others reported as not analysed. It bounds work that is alive but slow: a job whose replica dies fails within seconds, whatever this is (docs/operations.md, \"What a crash costs\").", false,
 		func(c *Config, v string) error { return durationIn(&c.JobsTimeout, v, time.Second, 24*time.Hour) }},
-	{"JOBS_MAX_ATTEMPTS", "3", "Runs of an asynchronous job before it fails when its replica dies while running it each time (a job that crashes its process, say): another replica runs it again, up to this many runs in all.", false,
+	{"JOBS_MAX_ATTEMPTS", "3", "Runs of an asynchronous job's unit whose end could not be recorded (a database error), or that ran past `JOBS_TIMEOUT` and a margin while its replica stayed alive: the unit runs again, up to this many runs in all, then the job fails. A job whose replica dies is not run again: it fails.", false,
 		func(c *Config, v string) error { return intIn(&c.JobsMaxAttempts, v, 1, 10) }},
 	{"PDF_EXTRACT_TIMEOUT", "30s", "Longest one patent PDF is read (OCR included); a document past it is reported in the patent's entry (`read: false`) and not read again.", false,
 		func(c *Config, v string) error {
@@ -242,7 +242,7 @@ var settings = []setting{
 		func(c *Config, v string) error { return boolean(&c.SchedulerEnabled, v) }},
 	{"SCHEDULE_MAX_CONCURRENT", "4", "Scheduled re-analyses run at once by one replica; every replica runs them, so the cluster runs replicas times this many (docs/operations.md, \"Sizing the work queue\").", false,
 		func(c *Config, v string) error { return intIn(&c.ScheduleMaxConcurrent, v, 1, 64) }},
-	{"SCHEDULE_RUN_TIMEOUT", "15m", "Longest one scheduled re-analysis runs; then it counts as a failed run (retried with `SCHEDULE_RETRY_BASE`'s back-off). Also sets how long a run whose replica died waits before another replica runs it again: this, plus about a minute.", false,
+	{"SCHEDULE_RUN_TIMEOUT", "15m", "Longest one scheduled re-analysis runs; then it counts as a failed run (retried with `SCHEDULE_RETRY_BASE`'s back-off). It bounds work that is alive but slow: a run whose replica dies is run again by another within seconds, whatever this is.", false,
 		func(c *Config, v string) error { return durationIn(&c.ScheduleRunTimeout, v, time.Second, 6*time.Hour) }},
 	{"SCHEDULE_INTERVAL_HOURS", "24", "Hours between re-analyses of a tracked company (decimals allowed: 0.01 is 36 s).", false,
 		func(c *Config, v string) error { return hours(&c.ScheduleInterval, v) }},
@@ -260,7 +260,7 @@ var settings = []setting{
 		func(c *Config, v string) error { c.WebhookSecret = Secret(v); return nil }},
 	{"WEBHOOK_RETRY_SCHEDULE", "5s,5m,30m,2h,5h,10h,10h", "Comma-separated waits between the attempts of one webhook delivery: the first attempt is immediate, each value is the wait before the next one (7 values: 8 attempts, about 28 hours); when the last attempt fails the delivery is `failed`. A `Retry-After` may lengthen a wait (up to an hour). Deliveries are stored in the database and survive restarts.", false,
 		func(c *Config, v string) error { return durationList(&c.WebhookRetrySchedule, v) }},
-	{"WEBHOOK_TIMEOUT", "15s", "Timeout of one webhook delivery attempt. A delivery whose process died during an attempt is attempted again, by any replica, once this timeout plus 35 s has passed.", false,
+	{"WEBHOOK_TIMEOUT", "15s", "Timeout of one webhook delivery attempt. A delivery whose replica died during an attempt is attempted again by another within seconds, whatever this is.", false,
 		func(c *Config, v string) error { return positiveDuration(&c.WebhookTimeout, v) }},
 }
 

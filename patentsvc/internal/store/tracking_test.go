@@ -266,3 +266,44 @@ func mustTracked(t *testing.T, s *store.Store) patent.TrackedCompany {
 	}
 	return list[0]
 }
+
+// TestQueuedRunCarriesItsAlertIDs: a tracked company's run is queued with
+// the company's name and the ids its alerts will have (reserved, never
+// those of another run); untracking the company cancels its queued run.
+func TestQueuedRunCarriesItsAlertIDs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		for _, name := range []patent.CompanyName{"Acme", "Beta"} {
+			if _, err := s.CreateTracked(ctx, name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seen := map[int64]bool{}
+		for _, u := range storetest.Units(t, s, patent.KindScheduledRun) {
+			var run patent.ScheduledRun
+			if err := json.Unmarshal([]byte(u.Args), &run); err != nil {
+				t.Fatal(err)
+			}
+			if run.CompanyName == "" || len(run.AlertIDs) != patent.AlertsPerRun {
+				t.Fatalf("unit %s, want the company's name and %d alert ids", u.Args, patent.AlertsPerRun)
+			}
+			for _, id := range run.AlertIDs {
+				if seen[id] {
+					t.Errorf("alert id %d reserved twice", id)
+				}
+				seen[id] = true
+			}
+		}
+		if err := s.DeleteTracked(ctx, "acme"); err != nil {
+			t.Fatal(err)
+		}
+		states := map[string]string{}
+		for _, u := range storetest.Units(t, s, patent.KindScheduledRun) {
+			var run patent.ScheduledRun
+			json.Unmarshal([]byte(u.Args), &run)
+			states[run.CompanyName] = u.State
+		}
+		if states["Acme"] != "cancelled" || states["Beta"] != "available" {
+			t.Errorf("units after untracking Acme: %v, want Acme's cancelled, Beta's available", states)
+		}
+	})
+}

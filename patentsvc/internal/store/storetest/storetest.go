@@ -243,3 +243,21 @@ func SetUnitState(tb testing.TB, s *store.Store, id int64, state string) {
 		tb.Fatalf("set unit %d %s: %v", id, state, err)
 	}
 }
+
+// SetUnitRunning puts unit id in state running, taken up last by runner
+// (a liveness session's name, River's attempted_by), on its attempt-th
+// run, as River's fetch does.
+func SetUnitRunning(tb testing.TB, s *store.Store, id int64, runner string, attempt int) {
+	tb.Helper()
+	db, err := s.SQL()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q := map[string]string{
+		store.SQLite:   "UPDATE river_job SET state = 'running', attempted_by = json_array(?), attempt = ?, attempted_at = datetime('now', 'subsec') WHERE id = ?",
+		store.Postgres: "UPDATE river_job SET state = 'running', attempted_by = ARRAY[$1::text], attempt = $2, attempted_at = now() WHERE id = $3",
+	}[s.Dialect()]
+	if _, err := db.ExecContext(context.Background(), q, runner, attempt, id); err != nil {
+		tb.Fatalf("set unit %d running: %v", id, err)
+	}
+}
