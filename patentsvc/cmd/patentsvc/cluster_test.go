@@ -246,16 +246,3 @@ func (h *hookLog) jobEnds() map[string][]hookDelivery {
 	}
 	return out
 }
-
-// tried returns every request that carried webhook-id id, answered or not.
-func (h *hookLog) tried(id string) []hookDelivery {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []hookDelivery
-	for _, d := range h.attempts {
-		if d.id == id {
-			out = append(out, d)
-		}
-	}
-	return out
-}

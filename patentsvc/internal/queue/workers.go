@@ -25,14 +25,9 @@ func (w *ScheduledRunWorker) Work(ctx context.Context, j *river.Job[patent.Sched
 	if w.Runs == nil {
 		return errNoWorker
 	}
-	ctx, end, err := w.unit.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer end()
 	u := j.Args
 	u.Attempt = j.Attempt
-	return w.unit.outcome(ctx, w.Runs.Run(ctx, u), runAgain)
+	return w.unit.run(ctx, runAgain, func(ctx context.Context) error { return w.Runs.Run(ctx, u) })
 }
 
 // Timeout is the kind's timeout and RescueMargin (unit.riverTimeout).
@@ -55,14 +50,9 @@ func (w *JobStartWorker) Work(ctx context.Context, j *river.Job[patent.JobStart]
 	if w.Jobs == nil {
 		return errNoWorker
 	}
-	ctx, end, err := w.unit.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer end()
 	u := j.Args
 	u.UnitID = j.ID
-	return w.unit.outcome(ctx, w.Jobs.Work(ctx, u), cancelUnit)
+	return w.unit.run(ctx, cancelUnit, func(ctx context.Context) error { return w.Jobs.Work(ctx, u) })
 }
 
 // Timeout is the kind's timeout and RescueMargin (unit.riverTimeout).
@@ -85,12 +75,7 @@ func (w *DeliveryWorker) Work(ctx context.Context, j *river.Job[patent.DeliveryA
 	if w.Deliveries == nil {
 		return errNoWorker
 	}
-	ctx, end, err := w.unit.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer end()
-	return w.unit.outcome(ctx, w.Deliveries.Deliver(ctx, j.Args), runAgain)
+	return w.unit.run(ctx, runAgain, func(ctx context.Context) error { return w.Deliveries.Deliver(ctx, j.Args) })
 }
 
 // Timeout is the kind's timeout and RescueMargin (unit.riverTimeout).
@@ -103,6 +88,18 @@ func (w *DeliveryWorker) Timeout(*river.Job[patent.DeliveryAttempt]) time.Durati
 type unit struct {
 	timeout time.Duration
 	session Session
+}
+
+// run runs work, the core's call, in the context begin gives it, and maps
+// its answer to River's (outcome), loss saying what becomes of a unit cut
+// by the end of the replica's session.
+func (u unit) run(ctx context.Context, loss onLoss, work func(ctx context.Context) error) error {
+	ctx, end, err := u.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	return u.outcome(ctx, work(ctx), loss)
 }
 
 // begin returns the context a unit runs in: it ends at the kind's timeout

@@ -17,20 +17,33 @@
 //     of one client with a transaction-scoped advisory lock on PostgreSQL,
 //     so a limit is exact across replicas; its hits table is UNLOGGED
 //     (short-lived rows; a crash empties it).
-//   - Queued work (UseQueue): a tracked company's run, a job's start and a
-//     webhook delivery are inserted as units of the work queue (package
-//     queue, River) in the transaction that stores them, so neither
-//     commits without the other; River's tables are migrated under the
-//     same lock, after ours (Open's engine). The rows keep the id of their
-//     live unit (unit_id), and the store reads river_job's state to tell
-//     whether a unit is still alive (units.go); the sweeps
-//     (FailOrphanedJobs, RefillJobStarts, SweepDeliveries, and QueueDue
-//     for tracked companies) deal with rows whose unit is gone.
-//   - Webhook deliveries (webhook_deliveries) are inserted only inside
-//     the transaction that stores their alert (RecordRun, CreateAlert) or
-//     job end (FinishJob and the sweeps that fail jobs),
-//     from the composer the caller passes; an attempt is recorded only
-//     while the delivery is pending (patent.ErrConflict otherwise).
+//   - Queued work: a tracked company's run, a job's start and a webhook
+//     delivery are inserted as units of the work queue (River, through an
+//     insert-only client of the store's, units.go) in the transaction that
+//     stores them, so neither commits without the other; River's tables
+//     are migrated under the same lock, after ours. The rows keep the id
+//     of their live unit (unit_id), and the store reads river_job's state
+//     to tell whether a unit is still alive; the sweeps (LostJobs,
+//     RefillJobStarts, SweepDeliveries, and QueueDue for tracked
+//     companies) deal with rows whose unit is gone. package queue runs the
+//     units.
+//   - Liveness (session.go): OpenSession holds this replica's session, a
+//     connection of its own with a session-level advisory lock on the
+//     replica's key, named in River as the runner of its units. A unit's
+//     runner is dead when its key is not locked (pg_locks; on SQLite, when
+//     it is not this process): ReleaseDeadUnits makes its runs and
+//     deliveries available again, LostJobs reports its jobs, which the
+//     jobs core fails (FailJob) with their webhooks.
+//   - Nothing the store stores is composed by a callback: the caller
+//     composes the rows (a job's end, a run's outcome and alerts, their
+//     webhook deliveries) and hands them over in one call. Webhook
+//     deliveries (webhook_deliveries) are inserted only inside the
+//     transaction that stores their alert (RecordRun, CreateAlert) or job
+//     end (FinishJob, FailJob); an attempt is recorded only while the
+//     delivery is pending (patent.ErrConflict otherwise). Alert ids are
+//     reserved (ReserveAlertIDs; QueueDue and CreateTracked reserve a run's
+//     in its unit) so that deliveries can name their alert before it is
+//     stored.
 //   - Jobs are started fairly (ClaimJob: the oldest pending job of the
 //     user with the fewest running) and limited per user (CreateJob),
 //     each under a lock (a transaction-scoped advisory lock on
@@ -43,8 +56,8 @@
 //     RecordRun and RecordFailure, in the transaction that records the run
 //     on tracked_companies and, for a run that raised one, its alert and
 //     the alert's deliveries; the rows belong to the tracked_companies row
-//     (ON DELETE CASCADE), and RunPruner deletes them past their age in
-//     batches (PruneTrackingRuns).
+//     (ON DELETE CASCADE), and PruneTrackingRuns deletes them past their
+//     age in batches.
 //   - The listings that carry stored text (ListAnalyses, ListJobs) end a
 //     page at PageBytes of it as well as at its limit, sized before the
 //     rows are loaded; a page may be short while more rows follow.

@@ -152,15 +152,21 @@ func (s *Store) ListJobs(ctx context.Context, f patent.JobFilter, limit int, aft
 	if err != nil {
 		return nil, "", fmt.Errorf("list jobs: %w", err)
 	}
+	out, err := jobsOf(rows)
+	return out, next, err
+}
+
+// jobsOf is rows as jobs.
+func jobsOf(rows []jobRow) ([]patent.Job, error) {
 	out := make([]patent.Job, 0, len(rows))
 	for _, r := range rows {
 		j, err := r.toDomain()
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		out = append(out, j)
 	}
-	return out, next, nil
+	return out, nil
 }
 
 // key is r's place in the listing and the bytes of its stored text.
@@ -346,13 +352,13 @@ func (s *Store) LostJobs(ctx context.Context) ([]patent.LostJob, error) {
 	if err := db.Where("id IN ? AND status = ?", slices.Collect(maps.Keys(lost)), patent.JobRunning).Order("created_at, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("lost jobs: %w", err)
 	}
-	out := make([]patent.LostJob, 0, len(rows))
-	for _, r := range rows {
-		j, err := r.toDomain()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, patent.LostJob{Job: j, RunnerStopped: lost[r.ID]})
+	jobs, err := jobsOf(rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]patent.LostJob, len(jobs))
+	for i, j := range jobs {
+		out[i] = patent.LostJob{Job: j, RunnerStopped: lost[j.ID]}
 	}
 	return out, nil
 }
@@ -368,15 +374,7 @@ func (s *Store) UnfinishedJobs(ctx context.Context, userID int64, limit int) ([]
 	if err := q.Order("created_at, id").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("unfinished jobs: %w", err)
 	}
-	out := make([]patent.Job, 0, len(rows))
-	for _, r := range rows {
-		j, err := r.toDomain()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, nil
+	return jobsOf(rows)
 }
 
 // JobPace returns how long the latest n jobs that ran to their end took

@@ -80,7 +80,9 @@ type Session struct {
 
 // OpenSession starts this replica's liveness session and returns it with
 // the start-up lock held: on PostgreSQL a connection of its own (named
-// "patentsvc liveness <id>" in pg_stat_activity) that takes the start-up
+// "patentsvc liveness <id>" in pg_stat_activity, which keeps 63 bytes of
+// it: a host name past about 25 characters is cut there; nothing but
+// people and tests read that name) that takes the start-up
 // lock (another replica starting at once waits for Started), then the
 // replica's own lock, and tells whether any other replica is alive
 // (Alone). The caller applies the start-up rule when it is alone, then

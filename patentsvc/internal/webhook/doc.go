@@ -1,15 +1,15 @@
 // Package webhook composes and delivers the patent analysis service's
-// outbound webhook notifications (job completion and patent-count alerts)
-// to the URLs of WEBHOOK_URLS. Deliveries are durable (decisions.md,
+// outbound webhook notifications (job.completed, alert.patent_count_change
+// and alert.new_patents) to the URLs of WEBHOOK_URLS. Deliveries are durable (decisions.md,
 // issue 10): they are rows of the store, written with the event, each with
 // a unit of the work queue (package queue) that makes its attempts.
 //
-// Wiring: New once in run(); AlertDeliveries and JobDeliveries are handed
-// to the scheduler and the job runner, which pass them to the store, which
-// calls them inside the transaction that stores the alert or the job end
-// and stores what they return there, with their units; Deliver is the
-// queue's handler for those units, on every replica; Run (the sweeps and
-// pruning) in a background goroutine on every replica.
+// Wiring: New once in run(); the scheduler and the job runner call
+// AlertDeliveries and JobDeliveries (their Notifier) to compose an
+// event's deliveries, then hand them to the store with the alert or the
+// job end, which stores them in that one transaction, with their units;
+// Deliver is what queue.DeliveryWorker calls for those units, on every
+// replica; Sweep and Prune are gocron ticks on every replica.
 //
 // # Formats
 //
@@ -52,10 +52,11 @@
 //     Retry-After (up to an hour), the unit snoozing until then (a
 //     *patent.LaterError, not a failed run); failed once the schedule is
 //     spent.
-//   - Run sweeps at once and every SweepEvery: a pending delivery without
-//     a unit (stored before the queue, or its unit cancelled) gets one; one
-//     whose unit the queue gave up (its runs failed, or their processes
-//     died, queue.DeliveryAttempts times) fails, and an admin may retry it.
+//   - Sweep (every few seconds): an attempt a dead replica was making is
+//     made again at once (its session ended); a pending delivery without a
+//     unit (stored before the queue, or its unit cancelled) gets one; one
+//     whose unit the queue gave up (its runs failed, or their replicas
+//     died, store.DeliveryAttempts times) fails, and an admin may retry it.
 //   - Each attempt logs one line: INFO "webhook delivered", WARN "webhook
 //     attempt failed; retrying", "webhook delivery failed" or "webhook
 //     endpoint is gone", with event, event_id, target (scheme://host only:
@@ -64,18 +65,17 @@
 //     addresses; answer bodies are not kept, except Slack's short error
 //     codes (no_service, invalid_payload, ...). The secret is never
 //     logged.
-//   - Run prunes delivered rows after DeliveredRetention and failed ones
-//     FailedRetention after their creation, hourly.
+//   - Prune deletes delivered rows after DeliveredRetention and failed
+//     ones FailedRetention after their creation (hourly).
 //   - URLs are the operator's configuration, not user input, so no SSRF
 //     filtering is done; redirects are not followed in any case.
 //
 // # Caveats
 //
 //   - Delivery is at least once: a receiver that timed out but had
-//     processed the request, or a process killed during an attempt (its
-//     unit is run again once Timeout + UnitMargin + queue.RescueMargin has
-//     passed, by another replica or the restarted process), gets it again
-//     with the same id.
+//     processed the request, or a replica killed during an attempt (its
+//     unit is run again within seconds of its session's end, by another
+//     replica or the restarted process), gets it again with the same id.
 //   - Attempts run concurrently, so deliveries to one URL may arrive out
 //     of order.
 //   - On shutdown the queue takes no new unit; attempts in flight go on
