@@ -37,6 +37,8 @@ type cluster struct {
 	world *analysistest.World
 	hooks *hookLog
 	db    *sql.DB // the database the replicas share, for the test's own reads
+	// started are the processes start ran, for the logs of a failure.
+	started []*replica
 }
 
 // newCluster prepares processes on the database at dsn of dialect, with
@@ -76,7 +78,32 @@ func newCluster(t testing.TB, dialect, dsn string, extra map[string]string) *clu
 // start runs one more process.
 func (c *cluster) start(name string) *replica {
 	c.t.Helper()
-	return startReplica(c.t, name, c.bin, c.env)
+	r := startReplica(c.t, name, c.bin, c.env)
+	c.started = append(c.started, r)
+	return r
+}
+
+// waitFor is waitFor, failing with the logs of every process started
+// (the last 200 lines of each, DEBUG and access lines left out).
+func (c *cluster) waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			var b strings.Builder
+			for _, r := range c.started {
+				var lines []string
+				for line := range strings.Lines(r.logs.String()) {
+					if !strings.Contains(line, `"level":"DEBUG"`) && !strings.Contains(line, `"msg":"request"`) {
+						lines = append(lines, line)
+					}
+				}
+				fmt.Fprintf(&b, "== %s (pid %d)\n%s", r.name, r.pid(), strings.Join(lines[max(len(lines)-200, 0):], ""))
+			}
+			t.Fatalf("%s: not within %v\n%s", what, within, b.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // kill9 kills r with SIGKILL (no shutdown at all) and waits for it.
@@ -188,10 +215,12 @@ func (r *replica) peakRSS() int64 {
 // hookLog is a webhook endpoint that checks signatures and keeps every
 // delivery it gets: webhook-id, event and the data's job_id and status.
 // While hang is set, it answers nothing: a request hangs until its client
-// gives up (or dies), and counts as an attempt only.
+// gives up (or dies), and counts as an attempt only; hangNext hangs the
+// next request only.
 type hookLog struct {
 	*httptest.Server
 	hang     atomic.Bool
+	hangNext atomic.Bool
 	mu       sync.Mutex
 	got      []hookDelivery // answered 200
 	attempts []hookDelivery // every request, answered or not
@@ -221,7 +250,7 @@ func newHookLog(t testing.TB) *hookLog {
 		h.mu.Lock()
 		h.attempts = append(h.attempts, d)
 		h.mu.Unlock()
-		if h.hang.Load() {
+		if h.hang.Load() || h.hangNext.CompareAndSwap(true, false) {
 			<-r.Context().Done()
 			return
 		}

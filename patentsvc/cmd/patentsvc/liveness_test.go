@@ -42,10 +42,11 @@ type inFlight struct {
 func catchInFlight(t *testing.T, c *cluster, r *replica, admin, user string) inFlight {
 	t.Helper()
 	var w inFlight
-	// A job that ends at once; its delivery hangs at the receiver.
-	c.hooks.hang.Store(true)
+	// A job that ends at once; its delivery hangs at the receiver (the
+	// next deliveries do not).
+	c.hooks.hangNext.Store(true)
 	w.ended = trackAndSubmit(t, c, []*replica{r}, admin, user, nil, []string{"Quick Co"})[0]
-	waitFor(t, 30*time.Second, "the job.completed attempt hanging at the receiver", func() bool {
+	c.waitFor(t, 30*time.Second, "the job.completed attempt hanging at the receiver", func() bool {
 		for _, d := range c.hooks.attemptsNow() {
 			if d.jobID == w.ended {
 				w.delivery = d.id
@@ -61,7 +62,7 @@ func catchInFlight(t *testing.T, c *cluster, r *replica, admin, user string) inF
 	w.company = "Slow Tracked Co"
 	ids := trackAndSubmit(t, c, []*replica{r}, admin, user, []string{w.company}, []string{"Slow Job Co", "Waiting Co"})
 	w.running, w.pending = ids[0], ids[1]
-	waitFor(t, 30*time.Second, "a job, a scheduled run and a delivery running on "+r.name+", both searches hanging", func() bool {
+	c.waitFor(t, 30*time.Second, "a job, a scheduled run and a delivery running on "+r.name+", both searches hanging", func() bool {
 		return c.runningOf(r.pid(), patent.KindJobStart) == 1 && c.runningOf(r.pid(), patent.KindScheduledRun) == 1 &&
 			c.runningOf(r.pid(), patent.KindDelivery) == 1 && jobStatus(t, r, user, w.pending) == "pending" &&
 			c.world.Serp.CallCount() == searches+2
@@ -153,7 +154,6 @@ func TestKill9Restart(t *testing.T) {
 	kill9(t, a)
 	killed := time.Now()
 	c.world.Serp.SetLatency(0)
-	c.hooks.hang.Store(false)
 	restarted := c.start("replica A restarted")
 	started := time.Now()
 	res := waitResolved(t, c, restarted, admin, ada, w, "failed", killed, 30*time.Second+started.Sub(killed))
@@ -186,14 +186,13 @@ func TestKill9ReplicaTakesOver(t *testing.T) {
 	// pending job (A's searches still hang, B's answer at once).
 	c.world.Serp.SetLatency(0)
 	b := c.start("replica B")
-	waitFor(t, 30*time.Second, "B running the pending job", func() bool { return jobStatus(t, b, ada, w.pending) == "completed" })
+	c.waitFor(t, 30*time.Second, "B running the pending job", func() bool { return jobStatus(t, b, ada, w.pending) == "completed" })
 	if s := jobStatus(t, b, ada, w.running); strings.Contains(b.logs.String(), "failed jobs left unfinished") || s != "running" {
 		t.Fatalf("B failed A's jobs at its start: the running job is %s\n%s", s, b.logs)
 	}
 
 	kill9(t, a)
 	killed := time.Now()
-	c.hooks.hang.Store(false)
 	res := waitResolved(t, c, b, admin, ada, w, "completed", killed, 45*time.Second)
 	for name, d := range map[string]time.Duration{"running job": res.job, "scheduled run": res.run, "delivery": res.delivery} {
 		t.Logf("kill -9 of one of two replicas: %s resolved %.1fs after the kill", name, d.Seconds())
@@ -217,34 +216,35 @@ func TestSessionLostStopsWork(t *testing.T) {
 	toks := users(t, a, "ada@example.com")
 	admin, ada := toks[0], toks[1]
 	c.world.Serp.SetLatency(time.Hour)
+	searches := c.world.Serp.CallCount()
 	job := trackAndSubmit(t, c, []*replica{a}, admin, ada, nil, []string{"Cut Off Co"})[0]
 	var runner *replica
-	waitFor(t, 30*time.Second, "the job running", func() bool {
+	c.waitFor(t, 30*time.Second, "the job running, its search hanging", func() bool {
 		for _, r := range []*replica{a, b} {
 			if c.runningOf(r.pid(), patent.KindJobStart) == 1 {
 				runner = r
 			}
 		}
-		return runner != nil
+		return runner != nil && c.world.Serp.CallCount() == searches+1
 	})
 	cut := time.Now()
 	c.endSession(t, runner)
-	waitFor(t, 30*time.Second, "the job failed and heard", func() bool {
+	c.waitFor(t, 30*time.Second, "the job failed and heard", func() bool {
 		return jobStatus(t, a, ada, job) == "failed" && len(c.hooks.jobEnds()[job]) == 1
 	})
 	t.Logf("session of %s ended by PostgreSQL: its job failed %.1fs later", runner.name, time.Since(cut).Seconds())
-	waitFor(t, 10*time.Second, runner.name+" saying it lost its session and stopped the job", func() bool {
+	c.waitFor(t, 10*time.Second, runner.name+" saying it lost its session and stopped the job", func() bool {
 		return logged(runner, "liveness session lost; this replica's running work is stopped, and the sweeps resolve it", nil) &&
 			logged(runner, "job cut short", map[string]string{"job_id": job, "cause": "queue: this replica's database session ended"})
 	})
-	waitFor(t, 30*time.Second, runner.name+" opening its session again", func() bool {
+	c.waitFor(t, 30*time.Second, runner.name+" opening its session again", func() bool {
 		return strings.Contains(runner.logs.String(), `"msg":"liveness session open again"`)
 	})
 	// The replica works on: a new job completes, and the failed one stays
 	// failed, heard once.
 	c.world.Serp.SetLatency(0)
 	next := trackAndSubmit(t, c, []*replica{runner}, admin, ada, nil, []string{"Next Co"})[0]
-	waitFor(t, 30*time.Second, "the next job completed", func() bool { return jobStatus(t, a, ada, next) == "completed" })
+	c.waitFor(t, 30*time.Second, "the next job completed", func() bool { return jobStatus(t, a, ada, next) == "completed" })
 	if s := jobStatus(t, a, ada, job); s != "failed" || len(c.hooks.jobEnds()[job]) != 1 {
 		t.Errorf("the cut job %s with %d deliveries, want failed, heard once", s, len(c.hooks.jobEnds()[job]))
 	}

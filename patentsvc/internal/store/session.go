@@ -18,6 +18,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net"
 	"os"
@@ -29,13 +30,28 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Advisory lock keys of the liveness sessions: the replicas' keys are in
-// the two-key form (livenessClass, key), which no other lock of the
-// service or of River uses; lockStartup serialises start-ups (Session).
-const (
-	livenessClass int32 = 0x70617465
-	lockStartup   int64 = 0x7061_7465_6e74_0005
-)
+// Advisory locks of the liveness sessions, in the two-key form (class,
+// key), which no other lock of the service or of River uses: class names
+// the deployment (its database schema: classOf), a replica holds
+// (class, its key), keys from 1 up, and (class, startupKey) orders the
+// start-ups (Session). pg_locks is one table for a whole database, so
+// deployments in other schemas of it never count as this one's replicas.
+const startupKey int32 = 0
+
+// aloneGrace is how long a starting replica waits for the sessions it
+// finds to end before it counts them as alive: the session of a process
+// killed a moment ago ends when PostgreSQL reads its closed socket, a few
+// milliseconds later, and a replica restarted at once must not take it
+// for a live one (the start-up rule would not apply).
+const aloneGrace = 1500 * time.Millisecond
+
+// classOf is the lock class of the deployment in schema: 31 bits of a
+// hash of its name.
+func classOf(schema string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte("patentsvc liveness/" + schema))
+	return int32(h.Sum32() & 0x7fffffff)
+}
 
 // Keepalives of the session's connection, on both ends, so that a session
 // whose peer is gone (a lost node, a cut network) ends within about
@@ -64,6 +80,7 @@ var ErrSessionLost = errors.New("store: this replica's database session ended")
 // process itself. It is safe for concurrent use.
 type Session struct {
 	id      string
+	class   int32 // the deployment's lock class (classOf)
 	key     int32
 	alone   bool
 	dialect string
@@ -105,7 +122,13 @@ func (s *Store) OpenSession(ctx context.Context, logger *slog.Logger) (*Session,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", lockStartup); err != nil {
+	var schema string
+	if err := conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("store: liveness session: %w", err)
+	}
+	se.class = classOf(schema)
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", se.class, startupKey); err != nil {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("store: liveness session: start-up lock: %w", err)
 	}
@@ -113,7 +136,7 @@ func (s *Store) OpenSession(ctx context.Context, logger *slog.Logger) (*Session,
 		conn.Close(ctx)
 		return nil, err
 	}
-	if se.alone, err = aloneOn(ctx, conn, se.key); err != nil {
+	if se.alone, err = se.aloneOn(ctx, conn); err != nil {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("store: liveness session: %w", err)
 	}
@@ -150,7 +173,7 @@ func (se *Session) lockNewKey(ctx context.Context, conn *pgx.Conn) error {
 	for range 100 {
 		key := randomKey()
 		var ok bool
-		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", livenessClass, key).Scan(&ok); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", se.class, key).Scan(&ok); err != nil {
 			return fmt.Errorf("store: liveness session: lock: %w", err)
 		}
 		if ok {
@@ -162,17 +185,32 @@ func (se *Session) lockNewKey(ctx context.Context, conn *pgx.Conn) error {
 	return errors.New("store: liveness session: no free key")
 }
 
-// aloneOn tells whether no replica but the one of key is alive: no other
-// replica's lock is held, and no River client of a version without
-// liveness sessions (a name River records that is not a session's) leads
-// River's maintenance now (a rolling update from such a version).
-func aloneOn(ctx context.Context, conn *pgx.Conn, key int32) (bool, error) {
-	var others int
-	err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::bigint::oid
-		AND objsubid = 2 AND granted AND objid <> $2::bigint::oid
-		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, livenessClass, key).Scan(&others)
-	if err != nil || others > 0 {
-		return false, err
+// aloneOn tells whether no replica but this one is alive: no other
+// replica's lock is held (waiting up to aloneGrace for those held to go),
+// and no River client of a version without liveness sessions (a name River
+// records that is not a session's) leads River's maintenance now (a
+// rolling update from such a version).
+func (se *Session) aloneOn(ctx context.Context, conn *pgx.Conn) (bool, error) {
+	deadline := time.Now().Add(aloneGrace)
+	for {
+		var others int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::bigint::oid
+			AND objsubid = 2 AND granted AND objid NOT IN ($2::bigint::oid, $3::bigint::oid)
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, se.class, se.key, startupKey).Scan(&others)
+		if err != nil {
+			return false, err
+		}
+		if others == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	rows, err := conn.Query(ctx, "SELECT leader_id FROM river_leader WHERE expires_at > now()")
 	if err != nil {
@@ -207,7 +245,7 @@ func (se *Session) Started(ctx context.Context) error {
 	if se.conn == nil {
 		return nil
 	}
-	if _, err := se.conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", lockStartup); err != nil {
+	if _, err := se.conn.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", se.class, startupKey); err != nil {
 		return fmt.Errorf("store: liveness session: %w", err)
 	}
 	watch, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -269,7 +307,7 @@ func (se *Session) reopen(ctx context.Context) bool {
 			continue
 		}
 		var ok bool
-		err = conn.QueryRow(dctx, "SELECT pg_try_advisory_lock($1, $2)", livenessClass, se.key).Scan(&ok)
+		err = conn.QueryRow(dctx, "SELECT pg_try_advisory_lock($1, $2)", se.class, se.key).Scan(&ok)
 		cancel()
 		if err != nil || !ok {
 			closeQuietly(conn)

@@ -195,6 +195,7 @@ func TestDeadReplicaUnits(t *testing.T) {
 	}
 
 	r.other.Close()
+	waitSessionGone(t, r.st, r.other)
 	got := r.release(t)
 	if got[patent.KindScheduledRun] != 1 || got[patent.KindDelivery] != 1 || got[patent.KindJobStart] != 0 {
 		t.Fatalf("released %v, want the run and the delivery (the job start holds a job)", got)
@@ -227,6 +228,27 @@ func TestDeadReplicaUnits(t *testing.T) {
 	}
 	if state, _, _ := unitOf(t, r.st, r.run); state != "discarded" {
 		t.Errorf("a unit past its runs is %s, want discarded", state)
+	}
+}
+
+// waitSessionGone waits until PostgreSQL has ended se's session (closing
+// its connection ends it a moment later, on the server's side).
+func waitSessionGone(t *testing.T, s *store.Store, se *store.Session) {
+	t.Helper()
+	db, _ := s.SQL()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := db.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", "patentsvc liveness "+se.ID()).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session %s still open 10 s after it was closed", se.ID())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -318,7 +318,7 @@ func (s *Store) aliveFunc(db *gorm.DB) (func(runner string) bool, error) {
 	}
 	var keys []int64
 	err := db.Raw(`SELECT objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND classid = ?::bigint::oid
-		AND objsubid = 2 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, livenessClass).
+		AND objsubid = 2 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, se.class).
 		Scan(&keys).Error
 	if err != nil {
 		return nil, err
