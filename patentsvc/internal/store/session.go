@@ -79,13 +79,12 @@ var ErrSessionLost = errors.New("store: this replica's database session ended")
 // own that holds the replica's advisory lock; on SQLite (one process), the
 // process itself. It is safe for concurrent use.
 type Session struct {
-	id      string
-	class   int32 // the deployment's lock class (classOf)
-	key     int32
-	alone   bool
-	dialect string
-	dsn     string
-	logger  *slog.Logger
+	id     string
+	class  int32 // the deployment's lock class (classOf)
+	key    int32
+	alone  bool
+	dsn    string
+	logger *slog.Logger
 
 	mu      sync.Mutex
 	conn    *pgx.Conn // nil on SQLite, and while reconnecting
@@ -108,7 +107,7 @@ type Session struct {
 // The store's liveness reads (LostJobs, ReleaseDeadUnits) know the
 // session from then on. Close ends it.
 func (s *Store) OpenSession(ctx context.Context, logger *slog.Logger) (*Session, error) {
-	se := &Session{dialect: s.dialect, dsn: s.dsn, logger: logger, done: make(chan struct{})}
+	se := &Session{dsn: s.dsn, logger: logger, done: make(chan struct{})}
 	se.current, se.lose = context.WithCancelCause(context.Background())
 	if s.dialect != Postgres {
 		se.key = randomKey()
@@ -274,6 +273,9 @@ func (se *Session) watch(ctx context.Context) {
 		if ctx.Err() != nil {
 			closeQuietly(conn)
 			return
+		}
+		if err == nil {
+			continue // a notification (the session listens to none): still alive
 		}
 		se.mu.Lock()
 		se.lose(ErrSessionLost)
