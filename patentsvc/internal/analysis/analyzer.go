@@ -425,12 +425,12 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 // AnalyzeBatch analyses companies, each with opts, on at most workers
 // goroutines and returns the results in input order with a summary. Names
 // equal but for letter case are analysed once and reported at each
-// position. progress, if not nil, is called with the number of companies
-// done after each one. Once ctx ends no further company is started; those
+// position. progress, if not nil, is told the number of companies done
+// after each one. Once ctx ends no further company is started; those
 // left are reported as failed, "not analysed: " and ctx's cause (a job's
 // JOBS_TIMEOUT, say).
 func (a *Analyzer) AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions,
-	progress func(done int)) patent.BatchResult {
+	progress patent.Progress) patent.BatchResult {
 	start := a.now()
 	model := a.model(opts.Model)
 	opts.Model = model
@@ -478,7 +478,7 @@ func (a *Analyzer) AnalyzeBatch(ctx context.Context, names []patent.CompanyName,
 			d := done
 			mu.Unlock()
 			if progress != nil {
-				progress(d)
+				progress.Done(d)
 			}
 		})
 	}

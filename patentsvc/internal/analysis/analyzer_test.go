@@ -190,7 +190,7 @@ func TestAnalyzeBatch(t *testing.T) {
 	an := w.Analyzer(nil)
 	names := []patent.CompanyName{"Acme Corp", "Beta Labs", "Nobody Inc", "acme corp", "Gamma Inc"}
 	var progress atomic.Int64
-	res := an.AnalyzeBatch(ctx, names, 2, patent.AnalyzeOptions{}, func(done int) { progress.Store(int64(done)) })
+	res := an.AnalyzeBatch(ctx, names, 2, patent.AnalyzeOptions{}, progressFunc(func(done int) { progress.Store(int64(done)) }))
 	if len(res.Results) != 5 || res.Model != patent.DefaultModel {
 		t.Fatalf("batch = %+v", res)
 	}
@@ -305,3 +305,8 @@ func TestPortfolioFacts(t *testing.T) {
 		t.Errorf("cached repeat: cached %v, portfolio %+v, %d searches", again.Cached, again.Portfolio, w.Serp.CallCount())
 	}
 }
+
+// progressFunc is a patent.Progress of a function.
+type progressFunc func(n int)
+
+func (f progressFunc) Done(n int) { f(n) }

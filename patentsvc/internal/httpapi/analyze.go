@@ -26,7 +26,7 @@ const (
 type Analyzer interface {
 	AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis
 	AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, opts patent.AnalyzeOptions) (patent.PatentAnalysis, error)
-	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress func(done int)) patent.BatchResult
+	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress patent.Progress) patent.BatchResult
 }
 
 // Jobs accepts asynchronous batches; *jobs.Runner implements it.

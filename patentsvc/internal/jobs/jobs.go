@@ -110,7 +110,7 @@ type Store interface {
 
 // Batcher analyses a batch; *analysis.Analyzer implements it.
 type Batcher interface {
-	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress func(done int)) patent.BatchResult
+	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress patent.Progress) patent.BatchResult
 }
 
 // Notifier composes the webhook deliveries of a job that ended, which the
@@ -255,11 +255,7 @@ func (r *Runner) Work(ctx context.Context, u patent.JobStart) error {
 		names[i] = patent.CompanyName(c) // validated when the job was submitted
 	}
 	opts := patent.AnalyzeOptions{Model: j.Model, RequestedBy: patent.RequesterID(j.UserID)}
-	result := r.batch.AnalyzeBatch(runCtx, names, j.MaxWorkers, opts, func(done int) {
-		if err := r.store.JobProgress(ctx, j.ID, u.UnitID, done); err != nil && ctx.Err() == nil {
-			log.WarnContext(ctx, "job progress not recorded", "err", err.Error())
-		}
-	})
+	result := r.batch.AnalyzeBatch(runCtx, names, j.MaxWorkers, opts, jobProgress{ctx: ctx, store: r.store, job: j.ID, unit: u.UnitID, log: log})
 	if ctx.Err() != nil {
 		// A shutdown: its unit runs again, at once, elsewhere; the end of
 		// this replica's session: its unit ends, and the job fails (the
@@ -273,6 +269,23 @@ func (r *Runner) Work(ctx context.Context, u patent.JobStart) error {
 		j.Status, j.Error = patent.JobFailed, &msg
 	}
 	return r.finish(ctx, j, u.UnitID, log)
+}
+
+// jobProgress records a running job's progress on its row, held by its
+// unit (the analyzer tells it after each company).
+type jobProgress struct {
+	ctx   context.Context // the job's
+	store Store
+	job   string
+	unit  int64
+	log   *slog.Logger
+}
+
+// Done records that n of the job's companies are done.
+func (p jobProgress) Done(n int) {
+	if err := p.store.JobProgress(p.ctx, p.job, p.unit, n); err != nil && p.ctx.Err() == nil {
+		p.log.WarnContext(p.ctx, "job progress not recorded", "err", err.Error())
+	}
 }
 
 // errTimedOut is the error of a job that ran past JOBS_TIMEOUT; its

@@ -31,7 +31,7 @@ type gateBatcher struct {
 
 var _ jobs.Batcher = (*gateBatcher)(nil)
 
-func (g *gateBatcher) AnalyzeBatch(ctx context.Context, names []patent.CompanyName, _ int, opts patent.AnalyzeOptions, progress func(int)) patent.BatchResult {
+func (g *gateBatcher) AnalyzeBatch(ctx context.Context, names []patent.CompanyName, _ int, opts patent.AnalyzeOptions, progress patent.Progress) patent.BatchResult {
 	g.mu.Lock()
 	g.calls++
 	g.mu.Unlock()
@@ -40,7 +40,7 @@ func (g *gateBatcher) AnalyzeBatch(ctx context.Context, names []patent.CompanyNa
 		select {
 		case <-g.release:
 			res.Results = append(res.Results, patent.CompanyAnalysis{CompanyName: n.String(), Success: true, PatentCount: 1})
-			progress(i + 1)
+			progress.Done(i + 1)
 		case <-ctx.Done():
 			msg := "not analysed: " + context.Cause(ctx).Error()
 			res.Results = append(res.Results, patent.CompanyAnalysis{CompanyName: n.String(), Error: &msg})
