@@ -328,7 +328,7 @@ func (r *Runner) deliveries(j patent.Job) ([]patent.Delivery, error) {
 }
 
 // Sweep resolves the jobs whose work stopped without ending them (gocron
-// calls it every SweepEvery on every replica; the store makes sweeps at
+// calls it every queue.SweepEvery on every replica; the store makes sweeps at
 // once safe): a job whose replica died, or whose unit the queue gave up,
 // fails with its job.completed webhook; a job start that a dead replica
 // had taken up before it took a job is offered again; every pending job
