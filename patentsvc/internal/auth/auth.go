@@ -93,7 +93,8 @@ type Tokens struct {
 }
 
 // Register creates a user. email and password must already be valid
-// (patent.ParseEmail, patent.CheckPassword). The first user becomes admin.
+// (ParseEmail: in its normal form; CheckPassword). The first user becomes
+// admin.
 // Returns patent.ErrConflict for an email already registered.
 func (s *Service) Register(ctx context.Context, email, password string) (patent.User, error) {
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cost)

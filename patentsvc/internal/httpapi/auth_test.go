@@ -477,3 +477,44 @@ func TestRoleChangeNextRequest(t *testing.T) {
 		wantStatus(t, en.do(t, request{target: "/auth/me", token: adminTok}), http.StatusOK)
 	})
 }
+
+// TestIdentitiesCannotPoseAsOthers (decisions.md, "Both services: ...
+// identities that cannot pose as others"): beside alice@example.com, a
+// fullwidth spelling of it is the same address (409 on register, her
+// account on login); an address with a zero-width space, a bidirectional
+// override or a Cyrillic а among Latin letters is refused with 422 on the
+// email field; a password holding NUL or another control character is
+// refused with 422 on the password field, at register and at login.
+func TestIdentitiesCannotPoseAsOthers(t *testing.T) {
+	en := newEnv(t)
+	alice := en.register(t, "alice@example.com")
+	wantError(t, en.do(t, request{method: http.MethodPost, target: "/auth/register", body: credentials("ａlice@example.com", password)}),
+		http.StatusConflict, "Email already registered")
+	wantError(t, en.do(t, request{method: http.MethodPost, target: "/auth/register", body: credentials("ALICE@EXAMPLE.COM", password)}),
+		http.StatusConflict, "Email already registered")
+	for _, posing := range []string{"alice\u200b@example.com", "\u202ealice@example.com", "аlice@example.com", "alicε@example.com"} {
+		for _, target := range []string{"/auth/register", "/auth/login"} {
+			b := wantError(t, en.do(t, request{method: http.MethodPost, target: target, body: credentials(posing, password)}), http.StatusUnprocessableEntity, "")
+			if len(b.Errors) != 1 || b.Errors[0].Field != "email" {
+				t.Errorf("POST %s %q: errors %+v, want one on email", target, posing, b.Errors)
+			}
+		}
+	}
+	var tok tokenBody
+	rec := en.do(t, request{method: http.MethodPost, target: "/auth/login", body: credentials("ａｌｉｃｅ@ｅｘａｍｐｌｅ.ｃｏｍ", password)})
+	wantStatus(t, rec, http.StatusOK)
+	decode(t, rec, &tok)
+	var me userBody
+	decode(t, en.do(t, request{target: "/auth/me", token: tok.AccessToken}), &me)
+	if me.ID != alice.ID || me.Email != "alice@example.com" {
+		t.Errorf("logged in with the fullwidth spelling as %+v, want alice %+v", me, alice)
+	}
+	for _, pw := range []string{strings.Repeat("\x00", 20), "correct horse\x00battery", "correct\nhorse battery"} {
+		for _, target := range []string{"/auth/register", "/auth/login"} {
+			b := wantError(t, en.do(t, request{method: http.MethodPost, target: target, body: credentials("bob@example.com", pw)}), http.StatusUnprocessableEntity, "")
+			if len(b.Errors) != 1 || b.Errors[0].Field != "password" {
+				t.Errorf("POST %s with a control character in the password: errors %+v, want one on password", target, b.Errors)
+			}
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/gatewayapis/patentsvc/internal/auth"
-	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/shared/httperr"
 )
 
@@ -15,25 +14,30 @@ type credentialsRequest struct {
 	Password *string `json:"password"`
 }
 
-// parse checks the credentials' shape: both present, a valid email, and
-// (for registration) a password of 8 to 72 bytes. Every broken field is
-// reported in one 422.
+// parse checks the credentials' shape: both present, a valid email in its
+// normal form (auth.ParseEmail), a password without control characters
+// and (for registration) of 8 to 72 bytes. Every broken field is reported
+// in one 422.
 func (r credentialsRequest) parse(checkPasswordLength bool) (email, password string, err error) {
 	var fields []httperr.FieldError
 	if r.Email == nil {
 		fields = append(fields, httperr.FieldError{Field: "email", Message: "email is required"})
-	} else if email, err = patent.ParseEmail(*r.Email); err != nil {
+	} else if email, err = auth.ParseEmail(*r.Email); err != nil {
 		fields = append(fields, httperr.FieldError{Field: "email", Message: err.Error()})
 	}
 	switch {
 	case r.Password == nil:
 		fields = append(fields, httperr.FieldError{Field: "password", Message: "password is required"})
 	case checkPasswordLength:
-		if perr := patent.CheckPassword(*r.Password); perr != nil {
+		if perr := auth.CheckPassword(*r.Password); perr != nil {
 			fields = append(fields, httperr.FieldError{Field: "password", Message: perr.Error()})
 		}
 	case *r.Password == "":
 		fields = append(fields, httperr.FieldError{Field: "password", Message: "password is required"})
+	default:
+		if perr := auth.CheckPasswordCharacters(*r.Password); perr != nil {
+			fields = append(fields, httperr.FieldError{Field: "password", Message: perr.Error()})
+		}
 	}
 	if len(fields) > 0 {
 		return "", "", httperr.New(http.StatusUnprocessableEntity, fields[0].Message).WithFields(fields...)

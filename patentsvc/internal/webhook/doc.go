@@ -18,9 +18,17 @@
 //     Event.Fields ten to a section and a context line with the event id
 //     and time. Slack's limits hold: section texts at most 3000
 //     characters, field texts 2000, headers 150, at most 50 blocks (fields
-//     that do not fit are counted in the context line). &, < and > are
-//     escaped as Slack's mrkdwn requires. Slack URLs get no signature
-//     headers: Slack ignores them and the URL is the credential.
+//     that do not fit are counted in the context line). Text from an
+//     upstream (titles, ids, company names, messages) cannot change the
+//     message's structure (decisions.md, "Both services: ... identities
+//     that cannot pose as others"): it shows on one line (line breaks and
+//     control characters become spaces), without bidirectional controls,
+//     with &, < and > escaped as Slack's mrkdwn requires, backticks shown
+//     as U+02CB (no code span or fence), a zero-width space before a
+//     "&gt;" that would start a line (no quote), and every mrkdwn text
+//     object has verbatim: true (no bare URL or mention becomes a link).
+//     Slack URLs get no signature headers: Slack ignores them and the URL
+//     is the credential.
 //   - Every other URL, hooks.slack.com/triggers/ (Workflow Builder)
 //     included, gets exactly {"event", "id", "timestamp", "data"}:
 //     timestamp is RFC 3339 in UTC, data is Event.Data ({} when nil).

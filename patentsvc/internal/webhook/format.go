@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Slack Block Kit limits (research/patent.md §3.1 and Slack's reference):
@@ -56,7 +57,14 @@ func genericBody(e Event) ([]byte, error) {
 type slackText struct {
 	Type string `json:"type"` // plain_text or mrkdwn
 	Text string `json:"text"`
+	// Verbatim, on every mrkdwn text: Slack does not turn a bare URL or
+	// a mention in it into a link (decisions.md, "Both services: ...
+	// identities that cannot pose as others").
+	Verbatim bool `json:"verbatim,omitempty"`
 }
+
+// mrkdwn is a mrkdwn text object, verbatim.
+func mrkdwn(s string) slackText { return slackText{Type: "mrkdwn", Text: s, Verbatim: true} }
 
 type slackBlock struct {
 	Type     string      `json:"type"`
@@ -80,14 +88,14 @@ func slackBody(e Event) ([]byte, error) {
 	if title == "" {
 		title = e.Type
 	}
-	summary := strings.TrimSpace(e.Summary)
+	summary := strings.TrimSpace(flat(e.Summary))
 	text := summary
 	if text == "" {
 		text = title
 	}
-	blocks := []slackBlock{{Type: "header", Text: &slackText{"plain_text", fit(title, slackMaxHeaderText, false)}}}
+	blocks := []slackBlock{{Type: "header", Text: &slackText{Type: "plain_text", Text: fit(flat(title), slackMaxHeaderText, false)}}}
 	if summary != "" {
-		blocks = append(blocks, slackBlock{Type: "section", Text: &slackText{"mrkdwn", fit(summary, slackMaxSectionText, true)}})
+		blocks = append(blocks, slackBlock{Type: "section", Text: ptr(mrkdwn(atLineStart(fit(summary, slackMaxSectionText, true))))})
 	}
 	// One block is kept for the context line, and one for the links.
 	room := (slackMaxBlocks - len(blocks) - 2) * slackMaxFields
@@ -96,24 +104,24 @@ func slackBody(e Event) ([]byte, error) {
 		n := min(len(shown), slackMaxFields)
 		b := slackBlock{Type: "section"}
 		for _, f := range shown[:n] {
-			b.Fields = append(b.Fields, slackText{"mrkdwn", fieldText(f)})
+			b.Fields = append(b.Fields, mrkdwn(fieldText(f)))
 		}
 		blocks = append(blocks, b)
 		shown = shown[n:]
 	}
 	if lines := linkLines(e.Links); lines != "" {
-		blocks = append(blocks, slackBlock{Type: "section", Text: &slackText{"mrkdwn", lines}})
+		blocks = append(blocks, slackBlock{Type: "section", Text: ptr(mrkdwn(lines))})
 	}
 	ctx := fmt.Sprintf("Event %s at %s", e.id, e.Timestamp.UTC().Format(time.RFC3339))
 	if left := len(e.Fields) - room; left > 0 {
 		ctx += fmt.Sprintf(" (%d more fields not shown)", left)
 	}
-	blocks = append(blocks, slackBlock{Type: "context", Elements: []slackText{{"mrkdwn", fit(ctx, slackMaxSectionText, true)}}})
+	blocks = append(blocks, slackBlock{Type: "context", Elements: []slackText{mrkdwn(fit(ctx, slackMaxSectionText, true))}})
 
 	b, err := json.Marshal(struct {
 		Text   string       `json:"text"`
 		Blocks []slackBlock `json:"blocks"`
-	}{fit(text, slackMaxSectionText, true), blocks})
+	}{atLineStart(fit(text, slackMaxSectionText, true)), blocks})
 	if err != nil {
 		return nil, fmt.Errorf("encode slack message: %w", err)
 	}
@@ -133,12 +141,12 @@ func linkLines(links []Link) string {
 	share := slackMaxSectionText/len(links) - 1
 	lines := make([]string, len(links))
 	for i, l := range links {
-		text := fit(l.Text, 60, true)
+		text := fit(flat(l.Text), 60, true)
 		if l.URL != "" && !strings.ContainsAny(l.URL, "|<> \t\n") && len(l.URL) < share-80 {
 			text = "<" + l.URL + "|" + text + ">"
 		}
 		line := "• " + text
-		if note := strings.TrimSpace(l.Note); note != "" {
+		if note := strings.TrimSpace(flat(l.Note)); note != "" {
 			line += " " + fit(note, share-width(line)-1, true)
 		}
 		lines[i] = line
@@ -149,17 +157,54 @@ func linkLines(links []Link) string {
 // fieldText is a field as "*Label*\nValue". Slack refuses empty texts, so
 // an empty value shows as "-".
 func fieldText(f Field) string {
-	v := strings.TrimSpace(f.Value)
+	v := strings.TrimSpace(flat(f.Value))
 	if v == "" {
 		v = "-"
 	}
-	l := strings.TrimSpace(f.Label)
+	l := strings.TrimSpace(flat(f.Label))
 	if l == "" {
-		return fit(v, slackMaxFieldText, true)
+		return atLineStart(fit(v, slackMaxFieldText, true))
 	}
 	lt := fit(l, slackMaxFieldText/4, true)
-	return "*" + lt + "*\n" + fit(v, slackMaxFieldText-width(lt)-3, true)
+	return "*" + lt + "*\n" + atLineStart(fit(v, slackMaxFieldText-width(lt)-4, true))
 }
+
+// flat is text from an upstream as a Slack message may show it: on one
+// line, so that it cannot start a line of its own (a quote, a list) or
+// end one of ours: line breaks and other control characters become
+// spaces; bidirectional controls (which could turn the text around, or
+// the message's after it) are removed; a backtick becomes U+02CB, which
+// looks the same but opens no code span or fence. &, < and > are escaped
+// by fit.
+func flat(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsControl(r), r == '\u2028', r == '\u2029':
+			return ' '
+		case bidiControl(r):
+			return -1
+		case r == '`':
+			return '\u02cb'
+		}
+		return r
+	}, s)
+}
+
+// bidiControl reports the characters that change the direction of text:
+// the marks, embeddings, overrides and isolates (Unicode's Bidi_Control).
+func bidiControl(r rune) bool { return unicode.Is(unicode.Bidi_Control, r) }
+
+// atLineStart is an escaped text that starts a line of the message: one
+// that starts with "&gt;" (a quote, in mrkdwn) gets a zero-width space
+// before it, so it shows as written.
+func atLineStart(s string) string {
+	if strings.HasPrefix(s, "&gt;") {
+		return "\u200b" + s
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // fit returns s, escaped for Slack's mrkdwn when escape is set (&, < and >
 // are control characters there; company names may hold '&'), cut to at
