@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strconv"
@@ -269,5 +270,39 @@ func TestDecodePanicIs500(t *testing.T) {
 	}
 	if logs := en2.logs.String(); !strings.Contains(logs, "panic recovered") || !strings.Contains(logs, "kaboom") {
 		t.Errorf("panic not logged: %s", logs)
+	}
+}
+
+// TestDecodeCleansVPICText (decisions.md, "Both services: ... identities
+// that cannot pose as others"): values vPIC answers with NUL, control
+// characters or invalid UTF-8 are answered, cached and answered again from
+// the cache clean, the raw record (raw=true) included.
+func TestDecodeCleansVPICText(t *testing.T) {
+	en := newEnv(t)
+	rec := vpictest.Record(vpictest.VINFordF150)
+	rec["Make"] = "FO\x00RD"
+	rec["Model"] = "F-150\r\n\x1b[2J"
+	rec["PlantCity"] = "DEAR\xffBORN"
+	en.up.SetRecord(vpictest.VINFordF150, rec)
+	for _, cache := range []string{"MISS", "HIT"} {
+		res := en.do(t, request{target: "/v1/decode?raw=true&vin=" + vpictest.VINFordF150})
+		if res.Code != http.StatusOK || res.Header().Get("X-Cache") != cache {
+			t.Fatalf("decode = %d, X-Cache %q; want 200 %s", res.Code, res.Header().Get("X-Cache"), cache)
+		}
+		var body struct {
+			Make, Model string
+			PlantCity   string         `json:"plant_city"`
+			Raw         map[string]any `json:"raw"`
+		}
+		decode(t, res, &body)
+		if body.Make != "FORD" || body.Model != "F-150  [2J" || body.PlantCity != "DEAR\ufffdBORN" {
+			t.Errorf("%s: make %q, model %q, plant city %q; want them clean", cache, body.Make, body.Model, body.PlantCity)
+		}
+		if body.Raw["Make"] != "FORD" || strings.ContainsAny(body.Raw["Model"].(string), "\x00\r\n\x1b") {
+			t.Errorf("%s: raw Make %q, Model %q; want them clean", cache, body.Raw["Make"], body.Raw["Model"])
+		}
+		if bytes.ContainsAny(res.Body.Bytes(), "\x00") || bytes.Contains(res.Body.Bytes(), []byte(`\u0000`)) || bytes.Contains(res.Body.Bytes(), []byte(`\u001b`)) {
+			t.Errorf("%s: the answer holds a control character: %s", cache, res.Body)
+		}
 	}
 }

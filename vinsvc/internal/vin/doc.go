@@ -17,4 +17,9 @@
 //   - A record without an ErrorCode is no decode (FlatRecord.Decoded): the
 //     upstream's answer, or the snapshot's, is refused as an upstream
 //     error rather than cached as a result.
+//   - Text from vPIC is cleaned where it is read (ParseFlatRecord,
+//     FlatRecord.Str): no NUL or other control character, valid UTF-8
+//     (CleanText, CleanRecord), so neither the cache nor an answer ever
+//     holds one. Entries cached before this rule keep what they had until
+//     they expire.
 package vin

@@ -28,8 +28,10 @@ func NewFlatRecord(values map[string]string, raw json.RawMessage) FlatRecord {
 }
 
 // ParseFlatRecord reads one record. raw must be a JSON object; it is kept
-// as given (Raw of the Decoded).
+// as given (Raw of the Decoded), but for its string values that held
+// control characters or invalid UTF-8, cleaned (CleanRecord).
 func ParseFlatRecord(raw json.RawMessage) (FlatRecord, error) {
+	raw = CleanRecord(raw)
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return FlatRecord{}, errors.New("record is not a JSON object")
@@ -40,12 +42,13 @@ func ParseFlatRecord(raw json.RawMessage) (FlatRecord, error) {
 // Raw returns the record as given to ParseFlatRecord.
 func (r FlatRecord) Raw() json.RawMessage { return r.raw }
 
-// Str returns the field's value as text, trimmed. Values are JSON strings in
-// the flat format; a number is taken as its literal and null as absent.
+// Str returns the field's value as text, cleaned (CleanText) and
+// trimmed. Values are JSON strings in the flat format; a number is taken
+// as its literal and null as absent.
 func (r FlatRecord) Str(key string) (string, bool) {
 	if r.strs != nil {
 		v, ok := r.strs[key]
-		return strings.TrimSpace(v), ok
+		return strings.TrimSpace(CleanText(v)), ok
 	}
 	raw, ok := r.fields[key]
 	if !ok {
@@ -53,7 +56,7 @@ func (r FlatRecord) Str(key string) (string, bool) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return strings.TrimSpace(s), true
+		return strings.TrimSpace(CleanText(s)), true
 	}
 	t := strings.TrimSpace(string(raw))
 	if t == "null" || t == "" || t[0] == '{' || t[0] == '[' || t[0] == '"' {
