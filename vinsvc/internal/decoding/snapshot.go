@@ -169,7 +169,11 @@ func (o only) DecodeBatch(ctx context.Context, vins []string) ([]vin.Outcome, er
 // Failover wraps vPIC (next) for VPIC_SNAPSHOT_MODE=fallback: a VIN that
 // next failed, after its retries, is answered by the snapshot when it
 // knows the VIN, and that answer is cached for the snapshot's lifetime
-// like any upstream answer. Everything else is next's.
+// like any upstream answer. While the snapshot still loads, such a VIN
+// waits for it, as in only mode (at most the load's wait, once for a
+// batch): a service started offline answers its first decodes from the
+// snapshot once it is there, not with vPIC's error. Everything else is
+// next's.
 func Failover(next vin.Upstream, h *Snapshots) vin.Upstream { return failover{next, h} }
 
 type failover struct {
@@ -179,8 +183,8 @@ type failover struct {
 
 func (f failover) Decode(ctx context.Context, v string) (vin.Decoded, error) {
 	dec, err := f.next.Decode(ctx, v)
-	if err == nil {
-		return dec, nil
+	if err == nil || !f.h.await(ctx) {
+		return dec, err
 	}
 	if snap, serr := f.h.decode(ctx, v); serr == nil {
 		return snap, nil
@@ -196,9 +200,16 @@ func (f failover) DecodeBatch(ctx context.Context, vins []string) ([]vin.Outcome
 			outs[i].Err = err
 		}
 	}
+	waited, ready := false, false
 	for i, v := range vins {
 		if outs[i].Err == nil {
 			continue
+		}
+		if !waited {
+			waited, ready = true, f.h.await(ctx)
+		}
+		if !ready {
+			break
 		}
 		if snap, serr := f.h.decode(ctx, v); serr == nil {
 			outs[i] = vin.Outcome{Decoded: snap}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gatewayapis/vinsvc/internal/cache"
@@ -263,4 +264,46 @@ func TestOnlyBatchWaitsOnce(t *testing.T) {
 			t.Errorf("VIN %d: %+v, want the upstream error", i, o)
 		}
 	}
+}
+
+// TestFallbackWaitsForALoadingSnapshot: in fallback mode, a decode whose
+// vPIC call fails while the snapshot still loads (a service started
+// offline) waits for the snapshot and is answered from it, not with vPIC's
+// error; a batch too, waiting once. The decodes are blocked on the load
+// (synctest.Wait) before it ends.
+func TestFallbackWaitsForALoadingSnapshot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dec, _, _ := mustSnapshotDecoder(t, failing(), nil, vin.SnapshotFallback, 0)
+		dec.Snapshots().Expect(time.Minute)
+		type answer struct {
+			out vin.Outcome
+			err error
+		}
+		one := make(chan answer, 1)
+		go func() {
+			out, err := dec.Decode(context.Background(), "1HGCM82633A004352", false)
+			one <- answer{out, err}
+		}()
+		batch := make(chan []vin.Outcome, 1)
+		go func() {
+			batch <- dec.DecodeBatch(context.Background(), []string{"1HGCM82633A004353", "1HGCM82633A004354"}, false)
+		}()
+		synctest.Wait() // both wait for the snapshot now
+		select {
+		case a := <-one:
+			t.Fatalf("the decode ended before the snapshot loaded: %+v, %v", a.out, a.err)
+		case <-batch:
+			t.Fatal("the batch ended before the snapshot loaded")
+		default:
+		}
+		dec.Snapshots().Loaded(&fakeSnapshot{})
+		if a := <-one; a.err != nil || vin.SourceOf(a.out.Result) != vin.SourceSnapshot {
+			t.Errorf("Decode while the snapshot loaded = %+v, %v; want the snapshot's answer", a.out, a.err)
+		}
+		for i, o := range <-batch {
+			if o.Err != nil || vin.SourceOf(o.Result) != vin.SourceSnapshot {
+				t.Errorf("batch VIN %d = %+v, want the snapshot's answer", i, o)
+			}
+		}
+	})
 }
