@@ -32,7 +32,8 @@ FUZZ_TARGETS := \
 	vpic-snapshot docker-vinsvc docker-patentsvc docker-patentsvc-ocr k8s-render k8s-apply
 
 help: ## list the targets
-	@grep -hE '^[a-zA-Z0-9_%/-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-17s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_%/-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-17s %s\n", $$1, $$2}' | \
+		sed -e 's|$$(IMAGE_REGISTRY)|$(IMAGE_REGISTRY)|g' -e 's|$$(VERSION)|$(VERSION)|g' -e 's|$$(PLATFORM)|$(PLATFORM)|g' -e 's|$$(OVERLAY)|$(OVERLAY)|g'
 
 # The first line of run, run-vinsvc and bench-wrk (which measures vinsvc
 # as production runs it, the snapshot loaded): fetch the snapshot when it
@@ -102,6 +103,10 @@ cgo-check:
 		echo "make test needs cgo for the race detector, and CGO_ENABLED is 0: unset it or set CGO_ENABLED=1" >&2; exit 1; \
 	fi
 
+# SHOWN keeps go test -v's verdicts and, for a skipped test, the lines it
+# logged before its verdict (the reason it skipped).
+SHOWN := awk '/^=== /{buf=""; next} /--- SKIP/{printf "%s", buf; print; buf=""; next} /--- (PASS|FAIL)/{print; buf=""; next} /^(ok|FAIL)/{print; next} /^ /{buf=buf $$0 "\n"}'
+
 # -timeout 20m: patentsvc's cmd package starts the service many times over
 # (process tests on both databases); under the race detector on two cores
 # it takes several minutes, near go test's default 10.
@@ -109,10 +114,10 @@ test: cgo-check vet ## vet, then run every module's tests with the race detector
 	@set -e; for m in $(MODULES); do echo "== test $$m"; (cd $$m && go test -race -count=1 -timeout 20m ./...); done
 	@echo "== vinsvc end-to-end tests on the real vPIC snapshot, without -race (the race detector makes a snapshot load take minutes)"
 	@cd vinsvc && out=$$(go test -count=1 -v -run 'Snapshot' ./cmd/vinsvc/ 2>&1); rc=$$?; \
-		echo "$$out" | grep -E -- '--- (PASS|SKIP|FAIL)|^(ok|FAIL)'; [ $$rc -eq 0 ] || { echo "$$out" | tail -50; exit $$rc; }
+		echo "$$out" | $(SHOWN); [ $$rc -eq 0 ] || { echo "$$out" | tail -50; exit $$rc; }
 	@echo "== vinsvc's replica tests on a shared Redis (TEST_REDIS_URL; without it they skip)"
 	@cd vinsvc && out=$$(go test -count=1 -v -run '^TestReplicasShareTheLimit$$' ./cmd/vinsvc/ 2>&1); rc=$$?; \
-		echo "$$out" | grep -E -- '--- (PASS|SKIP|FAIL)|TEST_REDIS_URL'; [ $$rc -eq 0 ] || { echo "$$out" | tail -30; exit $$rc; }
+		echo "$$out" | $(SHOWN); [ $$rc -eq 0 ] || { echo "$$out" | tail -30; exit $$rc; }
 	@echo "== databases the patentsvc store tests ran on (PostgreSQL needs TEST_DATABASE_URL)"
 	@cd patentsvc && out=$$(go test -count=1 -v -run '^TestCreateUserFirstAdmin$$' ./internal/store/ 2>&1); rc=$$?; \
 		echo "$$out" | grep -E 'database:|--- (PASS|SKIP|FAIL)'; exit $$rc

@@ -610,14 +610,6 @@ type NewPatent struct {
 	Title string `json:"title"`
 }
 
-// OpenAPIDocument An OpenAPI 3.1 document, this one; only its frame is described here.
-type OpenAPIDocument struct {
-	Info                 map[string]interface{} `json:"info"`
-	Openapi              string                 `json:"openapi"`
-	Paths                map[string]interface{} `json:"paths"`
-	AdditionalProperties map[string]interface{} `json:"-"`
-}
-
 // PaginatedAnalysisResponse defines model for PaginatedAnalysisResponse.
 type PaginatedAnalysisResponse struct {
 	Items []AnalysisRecord `json:"items"`
@@ -837,10 +829,12 @@ type TrackedCompany struct {
 	CreatedAt   time.Time `json:"created_at"`
 	Id          int64     `json:"id"`
 
-	// LastAnalysisAt Null until the first scheduled run.
+	// LastAnalysisAt When the last run was recorded; null until the first one is (it
+	// starts as soon as the company is tracked).
 	LastAnalysisAt *time.Time `json:"last_analysis_at"`
 
-	// LastPatentCount The search's recent-patent count at the last run (0 before the first).
+	// LastPatentCount The search's recent-patent count at the last run. 0 before the
+	// first run is recorded (`last_analysis_at` null): no count yet.
 	LastPatentCount int `json:"last_patent_count"`
 }
 
@@ -1419,102 +1413,6 @@ type RefreshJSONRequestBody = RefreshRequest
 
 // RegisterJSONRequestBody defines body for Register for application/json ContentType.
 type RegisterJSONRequestBody = RegisterRequest
-
-// Getter for additional properties for OpenAPIDocument. Returns the specified
-// element and whether it was found
-func (a OpenAPIDocument) Get(fieldName string) (value interface{}, found bool) {
-	if a.AdditionalProperties != nil {
-		value, found = a.AdditionalProperties[fieldName]
-	}
-	return
-}
-
-// Setter for additional properties for OpenAPIDocument
-func (a *OpenAPIDocument) Set(fieldName string, value interface{}) {
-	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
-	}
-	a.AdditionalProperties[fieldName] = value
-}
-
-// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
-func (a *OpenAPIDocument) UnmarshalJSON(b []byte) error {
-	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
-	if err != nil {
-		return err
-	}
-
-	if raw, found := object["info"]; found {
-		err = json.Unmarshal(raw, &a.Info)
-		if err != nil {
-			return fmt.Errorf("error reading 'info': %w", err)
-		}
-		delete(object, "info")
-	}
-
-	if raw, found := object["openapi"]; found {
-		err = json.Unmarshal(raw, &a.Openapi)
-		if err != nil {
-			return fmt.Errorf("error reading 'openapi': %w", err)
-		}
-		delete(object, "openapi")
-	}
-
-	if raw, found := object["paths"]; found {
-		err = json.Unmarshal(raw, &a.Paths)
-		if err != nil {
-			return fmt.Errorf("error reading 'paths': %w", err)
-		}
-		delete(object, "paths")
-	}
-
-	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
-		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
-			err := json.Unmarshal(fieldBuf, &fieldVal)
-			if err != nil {
-				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
-			}
-			a.AdditionalProperties[fieldName] = fieldVal
-		}
-	}
-	return nil
-}
-
-// Override default JSON handling for OpenAPIDocument to handle AdditionalProperties
-func (a OpenAPIDocument) MarshalJSON() ([]byte, error) {
-	var err error
-	object := make(map[string]json.RawMessage)
-
-	if a.Info != nil {
-		object["info"], err = json.Marshal(a.Info)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'info': %w", err)
-		}
-	}
-
-	object["openapi"], err = json.Marshal(a.Openapi)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling 'openapi': %w", err)
-	}
-
-	if a.Paths != nil {
-		object["paths"], err = json.Marshal(a.Paths)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'paths': %w", err)
-		}
-	}
-
-	for fieldName, field := range a.AdditionalProperties {
-		object[fieldName], err = json.Marshal(field)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
-		}
-	}
-	return json.Marshal(object)
-}
 
 // AsValidationError returns the union data inside the AnalyzePatent422JSONResponseBody as a ValidationError
 func (t AnalyzePatent422JSONResponseBody) AsValidationError() (ValidationError, error) {
@@ -9119,7 +9017,7 @@ type GetOpenAPIDocumentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *OpenAPIDocument
+	YAML200 *openapi_types.File
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *DocsDisabled
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -9131,7 +9029,7 @@ type GetOpenAPIDocumentResponse struct {
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r GetOpenAPIDocumentResponse) GetYAML200() *OpenAPIDocument {
+func (r GetOpenAPIDocumentResponse) GetYAML200() *openapi_types.File {
 	return r.YAML200
 }
 
@@ -13797,7 +13695,7 @@ func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest OpenAPIDocument
+		var dest openapi_types.File
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

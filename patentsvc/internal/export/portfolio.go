@@ -155,9 +155,10 @@ func oneLine(s string) string {
 // (Portfolio.CPC's: largest first): each row the code in bold (bare: the
 // service ships no table of CPC titles), a bar as long as the share, the
 // longest share filling the width, and the share as a percentage after
-// it. The chart is kept on one page.
+// it; under it a note says that the shares are not parts of one whole (a
+// patent carries several classes). The chart is kept on one page.
 func (r *renderer) cpcChart(shares []patent.CPCShare) error {
-	height := styleMinor.lead + 4 + float64(len(shares))*cpcRowHeight
+	height := styleMinor.lead + 2*styleMeta.lead + 8 + float64(len(shares))*cpcRowHeight
 	if err := r.keep(height); err != nil {
 		return err
 	}
@@ -219,8 +220,14 @@ func (r *renderer) cpcChart(shares []patent.CPCShare) error {
 	r.gp.SetLineWidth(0.7)
 	r.gp.SetStrokeColor(greyInk, greyInk, greyInk)
 	r.gp.Line(barX, rowsTop, barX, r.y)
-	return nil
+	r.y += 4
+	return r.paragraph(styleMeta, marginLeft, contentWidth, cpcNote)
 }
+
+// cpcNote is the CPC chart's caption: its shares are not parts of one
+// whole.
+const cpcNote = "A patent carries several CPC classes: each share is that of the search results in that class, " +
+	"so the shares are not parts of one whole and need not add up to 100%."
 
 // percent writes a share (0..1) as a percentage with one decimal.
 func percent(share float64) string {

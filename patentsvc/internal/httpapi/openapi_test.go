@@ -76,9 +76,9 @@ func loadSpec(t testing.TB) *spec {
 		// schemas (the CSV must also parse).
 		openapi3filter.RegisterBodyDecoder("text/csv", csvBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("application/pdf", openapi3filter.FileBodyDecoder)
-		// The API reference's page and assets, as strings (the document,
-		// application/yaml, is parsed by kin-openapi's own decoder).
-		for _, ct := range []string{"text/html", "text/javascript", "text/css", "image/png"} {
+		// The API reference's page and assets, and the document itself
+		// (YAML text, as any client reads it), as strings.
+		for _, ct := range []string{"text/html", "text/javascript", "text/css", "image/png", "application/yaml"} {
 			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
 		}
 	})

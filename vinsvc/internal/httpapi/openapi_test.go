@@ -43,10 +43,10 @@ var registerDecoders sync.Once
 func loadSpec(t testing.TB) (*openapi3.T, routers.Router) {
 	t.Helper()
 	registerDecoders.Do(func() {
-		// The API reference's page and assets are checked as strings
-		// against their schemas (the document, application/yaml, is parsed
-		// by kin-openapi's own decoder).
-		for _, ct := range []string{"text/html", "text/javascript", "text/css", "image/png"} {
+		// The API reference's page and assets, and the document itself
+		// (YAML text, as any client reads it), are checked as strings
+		// against their schemas.
+		for _, ct := range []string{"text/html", "text/javascript", "text/css", "image/png", "application/yaml"} {
 			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
 		}
 	})
