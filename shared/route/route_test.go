@@ -98,7 +98,12 @@ func TestUseRunsAsEchoUse(t *testing.T) {
 		t.Errorf("the chain was built %d times for 3 requests, want once", built)
 	}
 
-	// Per request, Use costs what a bare Echo does: nothing of its own.
+	// Per request, Use costs what a bare Echo does: nothing of its own
+	// (counted without the race detector, which makes the counts vary).
+	if raceDetector {
+		t.Log("allocations not compared: the race detector makes sync.Pool drop items at random")
+		return
+	}
 	pass := func(next echo.HandlerFunc) echo.HandlerFunc { return func(c echo.Context) error { return next(c) } }
 	allocs := func(use func(e *echo.Echo)) float64 {
 		e := echo.New()

@@ -1,0 +1,5 @@
+//go:build !race
+
+package route_test
+
+const raceDetector = false
