@@ -1,5 +1,0 @@
-//go:build !race
-
-package route_test
-
-const raceDetector = false
