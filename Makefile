@@ -25,7 +25,8 @@ FUZZ_TARGETS := \
 	patentsvc:./internal/patent/:FuzzParseCompanyName patentsvc:./internal/patent/:FuzzCleanText patentsvc:./internal/auth/:FuzzParse \
 	patentsvc:./internal/pdf/:FuzzExtract patentsvc:./internal/serpapi/:FuzzParseAnswer \
 	patentsvc:./internal/llm/:FuzzParseCompletion patentsvc:./internal/llm/:FuzzGatewayMessage \
-	patentsvc:./internal/webhook/:FuzzVerify patentsvc:./internal/export/:FuzzMarkdownPDF
+	patentsvc:./internal/webhook/:FuzzVerify patentsvc:./internal/export/:FuzzMarkdownPDF \
+	patentsvc:./internal/auth/:FuzzParseEmail patentsvc:./internal/webhook/:FuzzSlackText vinsvc:./internal/vin/:FuzzCleanText
 
 .DEFAULT_GOAL := help
 .PHONY: help run demo tour tour-offline run-vinsvc run-patentsvc test vet lint fmt bench bench-snapshot bench-wrk bench-queue riverui fuzz cover build tidy clean \

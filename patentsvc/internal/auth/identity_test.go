@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gatewayapis/patentsvc/internal/auth"
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -77,4 +79,34 @@ func TestCheckPassword(t *testing.T) {
 			t.Errorf("CheckPassword(%q) = %v, want ok=%v", p, err, ok)
 		}
 	}
+}
+
+// FuzzParseEmail: whatever the input, an accepted address is its own normal
+// form (parsing it again gives it back), holds no invisible or control
+// character and is valid UTF-8; the parser never panics.
+func FuzzParseEmail(f *testing.F) {
+	for _, s := range []string{"Ada@Example.com", "ａlice@example.com", "alice\u200b@example.com", "аlice@example.com", "ﬁsh@example.com", "tanaka田中たなか@example.jp", "ali\xffce@example.com", "ß@example.de", "İ@example.tr"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := auth.ParseEmail(in)
+		if err != nil {
+			if !errors.Is(err, patent.ErrInvalid) {
+				t.Fatalf("ParseEmail(%q): %v, not ErrInvalid", in, err)
+			}
+			return
+		}
+		if !utf8.ValidString(got) {
+			t.Fatalf("ParseEmail(%q) = %q: invalid UTF-8", in, got)
+		}
+		for _, r := range got {
+			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+				t.Fatalf("ParseEmail(%q) = %q holds %U", in, got, r)
+			}
+		}
+		again, err := auth.ParseEmail(got)
+		if err != nil || again != got {
+			t.Fatalf("ParseEmail(%q) = %q, but ParseEmail(%q) = %q, %v: not a normal form", in, got, got, again, err)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
@@ -83,4 +84,38 @@ func TestSlackTextCannotReshapeTheMessage(t *testing.T) {
 	if title != want {
 		t.Errorf("the title shows as %q, want %q", title, want)
 	}
+}
+
+// FuzzSlackText: whatever an upstream sends, the text a Slack message
+// shows of it (flat, then fit) holds no control or bidirectional
+// character, no backtick and no bare & < > of Slack's syntax, and fits
+// its limit.
+func FuzzSlackText(f *testing.F) {
+	for _, s := range []string{hostile, "Acme & Sons <Ltd>", "```code```", "a\u2028b\u2029c", "&gt; quote", "x\u202ey"} {
+		f.Add(s, 40)
+	}
+	f.Fuzz(func(t *testing.T, in string, limit int) {
+		limit = 8 + int(uint(limit)%300)
+		got := fit(flat(in), limit, true)
+		if width(got) > limit {
+			t.Fatalf("fit(flat(%q), %d) = %q: %d units", in, limit, got, width(got))
+		}
+		for _, r := range got {
+			if unicode.IsControl(r) || bidiControl(r) || r == '`' || r == '<' || r == '>' || r == '\u2028' || r == '\u2029' {
+				t.Fatalf("fit(flat(%q), %d) = %q holds %U", in, limit, got, r)
+			}
+		}
+		// Every & starts one of the three entities fit writes.
+		for i := strings.IndexByte(got, '&'); i >= 0; {
+			rest := got[i:]
+			if !strings.HasPrefix(rest, "&amp;") && !strings.HasPrefix(rest, "&lt;") && !strings.HasPrefix(rest, "&gt;") {
+				t.Fatalf("fit(flat(%q), %d) = %q: a bare & at %d", in, limit, got, i)
+			}
+			j := strings.IndexByte(rest[1:], '&')
+			if j < 0 {
+				break
+			}
+			i += j + 1
+		}
+	})
 }

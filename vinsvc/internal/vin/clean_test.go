@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
@@ -59,4 +61,30 @@ func TestFlatRecordCleaned(t *testing.T) {
 	if r, _ := vin.ParseFlatRecord(clean); string(r.Raw()) != string(clean) {
 		t.Errorf("a clean record became %s", r.Raw())
 	}
+}
+
+// FuzzCleanText: whatever vPIC sends, the text kept is valid UTF-8 without
+// a control character, cleaning it again changes nothing, and clean text
+// is kept as it is.
+func FuzzCleanText(f *testing.F) {
+	for _, s := range []string{"TOYOTA", "Line\x00One\r\nTwo", "Citro\xebn", "\u0085\u009f\u007f", "Škoda\tOctavia"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got := vin.CleanText(in)
+		if !utf8.ValidString(got) {
+			t.Fatalf("CleanText(%q) = %q: invalid UTF-8", in, got)
+		}
+		for _, r := range got {
+			if unicode.IsControl(r) {
+				t.Fatalf("CleanText(%q) = %q holds %U", in, got, r)
+			}
+		}
+		if again := vin.CleanText(got); again != got {
+			t.Fatalf("CleanText(%q) = %q, cleaned again %q", in, got, again)
+		}
+		if utf8.ValidString(in) && !strings.ContainsFunc(in, unicode.IsControl) && got != in {
+			t.Fatalf("CleanText(%q) = %q: clean text changed", in, got)
+		}
+	})
 }
