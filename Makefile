@@ -21,7 +21,7 @@ FUZZ_TARGETS := \
 	vinsvc:./internal/httpapi/:FuzzParseBatchBody vinsvc:./internal/httpapi/:FuzzAppendResult vinsvc:./internal/vpicdb/:FuzzDecode \
 	vinsvc:./internal/httpapi/:FuzzDecodeQuery vinsvc:./internal/cluster/:FuzzDecodeEntry \
 	vinsvc:./internal/httpapi/:FuzzRequestBody patentsvc:./internal/httpapi/:FuzzRequestBody \
-	shared:./observe/:FuzzAccessLine shared:./observe/:FuzzJSONFloat shared:./reqbody/:FuzzFramer \
+	shared:./observe/:FuzzAccessLine shared:./observe/:FuzzJSONFloat \
 	patentsvc:./internal/patent/:FuzzParseCompanyName patentsvc:./internal/patent/:FuzzCleanText patentsvc:./internal/auth/:FuzzParse \
 	patentsvc:./internal/pdf/:FuzzExtract patentsvc:./internal/serpapi/:FuzzParseAnswer \
 	patentsvc:./internal/llm/:FuzzParseCompletion patentsvc:./internal/llm/:FuzzGatewayMessage \

@@ -9,8 +9,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/gatewayapis/shared/reqbody"
 )
 
 // DrainContext returns a context that ends timeout after ctx ends: the
@@ -40,11 +38,10 @@ func DrainContext(ctx context.Context, timeout time.Duration) (context.Context, 
 // connections and waits, until drain ends, for in-flight requests to
 // finish; connections still busy then are closed and logged. It returns
 // nil once the server has stopped, or the error that stopped serving early
-// (a broken listener, say). The connections are reqbody's (reqbody.Listener),
-// whose notes a server from NewServer hands to reqbody.Middleware.
+// (a broken listener, say).
 func Serve(ctx, drain context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger) error {
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(reqbody.Listener(ln)) }()
+	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("http server listening", "addr", ln.Addr().String())
 
 	select {
@@ -80,12 +77,10 @@ func Run(ctx context.Context, timeout time.Duration, srv *http.Server, ln net.Li
 }
 
 // NewServer returns an http.Server with the timeouts every service wants:
-// slowloris protection on headers, bounded reads and writes, the server's
-// own errors routed into logger, and each connection's framing notes in
-// its requests' context for reqbody.Middleware (served by Serve).
+// slowloris protection on headers, bounded reads and writes, and the
+// server's own errors routed into logger.
 func NewServer(h http.Handler, logger *slog.Logger, writeTimeout time.Duration) *http.Server {
 	return &http.Server{
-		ConnContext:       reqbody.ConnContext,
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,

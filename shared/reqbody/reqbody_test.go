@@ -25,10 +25,12 @@ import (
 )
 
 // serve runs an Echo server as the services build theirs (httperr's
-// handler, reqbody.Middleware before a body limit, graceful's server and
-// listener) with a 1 s read timeout, and returns its address and its log.
-// POST /echo answers the body it read; a failed read goes back as a 500,
-// as a careless handler would return it.
+// handler, reqbody.Middleware before a body limit, graceful's server) with
+// a 1 s read timeout, and returns its address and its log. POST /echo
+// answers the body it read; POST /refuse reads the body and refuses it,
+// as a service refuses a body it cannot use (400 BAD_REQUEST); a failed
+// read goes back as a 500 from both, as a careless handler would return
+// it.
 func serve(t *testing.T) (string, *lockedWriter) {
 	t.Helper()
 	logs := &lockedWriter{}
@@ -44,6 +46,12 @@ func serve(t *testing.T) (string, *lockedWriter) {
 			return httperr.Wrap(err, http.StatusInternalServerError, "reading failed")
 		}
 		return c.String(http.StatusOK, fmt.Sprintf("%d:%s", len(b), b))
+	})
+	e.POST("/refuse", func(c echo.Context) error {
+		if _, err := io.ReadAll(c.Request().Body); err != nil {
+			return httperr.Wrap(err, http.StatusInternalServerError, "reading failed")
+		}
+		return echo.NewHTTPError(http.StatusBadRequest, "no body is good enough")
 	})
 	e.GET("/*", func(c echo.Context) error { return c.String(http.StatusOK, "got "+c.Request().URL.Path) })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -84,7 +92,7 @@ func (l *lockedWriter) String() string {
 func TestHostileBodies(t *testing.T) {
 	addr, logs := serve(t)
 	t.Run("probes", func(t *testing.T) {
-		reqbodytest.Run(t, addr, "/echo", "", time.Second, func(b []byte) error {
+		reqbodytest.Run(t, addr, "/refuse", "", time.Second, func(b []byte) error {
 			var body struct{ Error, Message string }
 			if err := json.Unmarshal(b, &body); err != nil || body.Error != "BAD_REQUEST" || body.Message == "" {
 				return fmt.Errorf("want {error: BAD_REQUEST, message}")
@@ -111,48 +119,41 @@ func TestOversizeStill413(t *testing.T) {
 	}
 }
 
-// TestPipelinedRequestsServed sends, on one connection, requests framed in
-// every way net/http accepts (Content-Length bodies, repeated equal
-// Content-Lengths, chunks with extensions and trailers, bare-LF header
-// lines, an HTTP/1.0 Transfer-Encoding, which net/http ignores) and
-// OPTIONS *, which net/http answers itself. Every one must be answered as
-// itself: the notes stay in step with the requests, and none is refused.
-func TestPipelinedRequestsServed(t *testing.T) {
+// TestTransferEncodingClosesTheConnection sends, on one connection,
+// requests framed in every way net/http accepts: requests with a
+// Content-Length body (one with the same Content-Length twice), a bare-LF
+// header section, an HTTP/1.0 request with Transfer-Encoding (which
+// net/http ignores there) and OPTIONS * (which net/http answers itself)
+// are all served, and the connection stays; then a chunked request, with
+// extensions and a trailer, is served and answered with Connection: close,
+// and the request sent behind it is not.
+func TestTransferEncodingClosesTheConnection(t *testing.T) {
 	addr, _ := serve(t)
 	reqs := []struct{ raw, want string }{
 		{"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello", "5:hello"},
-		{"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: 1\r\n\r\n", "5:abcde"},
 		{"OPTIONS * HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", ""},
 		{"GET /one HTTP/1.1\nHost: a\n\n", "got /one"},
-		{"POST /echo HTTP/1.1\r\nHost: a\r\ntransfer-encoding: Chunked\r\n\r\n1\r\n\n\r\n0\r\n\r\n", "1:\n"},
 		{"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nxyz", "3:xyz"},
 		{"POST /echo HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n", "0:"},
 		{"GET /two HTTP/1.1\r\nHost: a\r\n\r\n", "got /two"},
+		{"POST /echo HTTP/1.1\r\nHost: a\r\ntransfer-encoding: Chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: 1\r\n\r\n", "5:abcde"},
 	}
 	var all strings.Builder
 	for _, r := range reqs {
 		all.WriteString(r.raw)
 	}
-	all.WriteString("GET /last HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+	all.WriteString(reqbodytest.Smuggled + "\r\nHost: a\r\n\r\n")
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
-	// One byte at a time for the first half, the rest at once: the notes
-	// must not depend on how the bytes arrive.
-	raw := all.String()
-	for i := 0; i < len(raw)/2; i++ {
-		if _, err := c.Write([]byte{raw[i]}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := io.WriteString(c, raw[len(raw)/2:]); err != nil {
+	if _, err := io.WriteString(c, all.String()); err != nil {
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(c)
-	for i, r := range append(reqs, struct{ raw, want string }{"", "got /last"}) {
+	for i, r := range reqs {
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
 			t.Fatalf("answer %d: %v", i, err)
@@ -162,5 +163,15 @@ func TestPipelinedRequestsServed(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || string(b) != r.want {
 			t.Errorf("answer %d = %d %q, want 200 %q", i, resp.StatusCode, b, r.want)
 		}
+		if last := i == len(reqs)-1; resp.Close != last {
+			t.Errorf("answer %d: Connection: close %v, want %v", i, resp.Close, last)
+		}
+	}
+	rest, err := io.ReadAll(br)
+	if err != nil {
+		t.Fatalf("the connection stayed open after the chunked request's answer: %v (read %q)", err, rest)
+	}
+	if len(rest) > 0 {
+		t.Errorf("after the chunked request the connection carried %q: the request behind it was served", rest)
 	}
 }

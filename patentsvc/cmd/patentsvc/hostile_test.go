@@ -17,7 +17,8 @@ import (
 // services: hostile input answered, never a 5xx") to a running patentsvc
 // in production mode on PostgreSQL, over raw sockets, to POST
 // /auth/refresh (under ROOT_PATH): each is a 400 with the service's error
-// body, the connection closed and nothing pipelined behind it served; none
+// body (a 4xx for a request with both framing headers, read by its
+// Transfer-Encoding), the connection closed and nothing pipelined behind it served; none
 // is logged at ERROR or counted as a 5xx. A body that stops arriving waits
 // for the server's read timeout (30 s), beside the others.
 func TestHostileBodies(t *testing.T) {

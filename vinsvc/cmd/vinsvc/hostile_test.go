@@ -14,8 +14,9 @@ import (
 
 // TestHostileBodies sends the hostile bodies of decisions.md ("Both
 // services: hostile input answered, never a 5xx") to a running vinsvc over
-// raw sockets: each is a 400 BAD_REQUEST with the connection closed and
-// nothing pipelined behind it served, none is logged at ERROR, and none is
+// raw sockets: each is a 400 BAD_REQUEST (a request with both framing
+// headers is read by its Transfer-Encoding, and its empty body refused)
+// with the connection closed and nothing pipelined behind it served, none is logged at ERROR, and none is
 // counted as a 5xx. A body that stops arriving waits for the server's read
 // timeout (10 s), beside the others.
 func TestHostileBodies(t *testing.T) {
