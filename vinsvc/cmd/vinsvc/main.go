@@ -248,7 +248,7 @@ func flushTraces(ctx context.Context, timeout time.Duration, shutdown func(conte
 // cache and vPIC, or with Redis the two-tier cache and vPIC behind the
 // per-VIN locks. A replica waits for another's call at most one attempt's
 // timeout; a lock outlives a dead holder by at most the longest call.
-func sharedDecodes(cfg config.Config, shared *cluster.Redis, store *cache.Cache, client *vpic.Client) (vin.Cache, vin.Upstream) {
+func sharedDecodes(cfg config.Config, shared *cluster.Redis, store *cache.Cache, client *vpic.Client) (decoding.Cache, decoding.Upstream) {
 	if shared == nil {
 		return store, client
 	}

@@ -15,17 +15,30 @@ import (
 // second. A hit in the pod's own tier never touches Redis; a miss there is
 // looked up in Redis, and a Redis hit is copied into the pod's tier with
 // the lifetime it has left. Every answer stored goes to both tiers. It
-// implements vin.Cache.
+// implements the decoder's cache (decoding.Cache) and decorates the pod's
+// own (LocalCache).
 type Cache struct {
-	local vin.Cache
+	local LocalCache
 	r     *Redis
 	ttl   time.Duration // CACHE_TTL: the lifetime of an answer with no TTL of its own
 }
 
 // Cache returns the two-tier cache over local, whose entries live for ttl
 // (CACHE_TTL) unless an answer carries a shorter TTL (snapshot answers).
-func (r *Redis) Cache(local vin.Cache, ttl time.Duration) *Cache {
+func (r *Redis) Cache(local LocalCache, ttl time.Duration) *Cache {
 	return &Cache{local: local, r: r, ttl: ttl}
+}
+
+// LocalCache is what Cache needs of the pod's own tier, its next:
+// *cache.Cache (the bbolt file) implements it. Declared here, where it is
+// called, so that this adapter imports neither the cache nor the decoder.
+type LocalCache interface {
+	// Get returns the stored answer for a normalised VIN; ok is false when
+	// there is none or it has expired. Raw is filled only when withRaw is
+	// true.
+	Get(ctx context.Context, v string, withRaw bool) (d vin.Decoded, ok bool, err error)
+	// Put stores answers, with their raw records, in one transaction.
+	Put(ctx context.Context, ds []vin.Decoded) error
 }
 
 // recordKind names the answers' keys; bump its version on any change of

@@ -16,15 +16,27 @@ import (
 // looks for its answer in Redis.
 const PollInterval = 20 * time.Millisecond
 
+// VPIC is what Upstream calls for the VINs whose locks it takes, its next:
+// *vpic.Client implements it. Declared here, where it is called, so that
+// this adapter imports neither vpic nor the decoder.
+type VPIC interface {
+	// Decode decodes one VIN.
+	Decode(ctx context.Context, v string) (vin.Decoded, error)
+	// DecodeBatch decodes up to 50 VINs in one call: one Outcome per VIN,
+	// in order; a non-nil error means the whole call failed.
+	DecodeBatch(ctx context.Context, vins []string) ([]vin.Outcome, error)
+}
+
 // Upstream makes concurrent misses of one VIN on several replicas one vPIC
 // call. Before calling vPIC for a VIN a replica takes the VIN's lock in
 // Redis (SET NX with an expiry); the holder stores the answer in the Redis
 // tier before letting go. A replica that finds the lock taken waits for
 // that answer; when it does not come within the wait (the holder is slow,
 // failed, or died), it calls vPIC itself. Without Redis every replica
-// calls vPIC itself, as a single process does. It implements vin.Upstream.
+// calls vPIC itself, as a single process does. It implements the decoder's
+// upstream (decoding.Upstream) and decorates vPIC's client (VPIC).
 type Upstream struct {
-	next    vin.Upstream
+	next    VPIC
 	r       *Redis
 	tier    *Cache
 	lockTTL time.Duration
@@ -34,7 +46,7 @@ type Upstream struct {
 // Upstream wraps next. lockTTL bounds how long a lock outlives a holder
 // that died (use the longest call, all attempts included); wait is how long
 // a replica waits for another's answer before calling vPIC itself.
-func (r *Redis) Upstream(next vin.Upstream, tier *Cache, lockTTL, wait time.Duration) *Upstream {
+func (r *Redis) Upstream(next VPIC, tier *Cache, lockTTL, wait time.Duration) *Upstream {
 	return &Upstream{next: next, r: r, tier: tier, lockTTL: lockTTL, wait: wait}
 }
 

@@ -20,8 +20,8 @@ type call struct {
 // upstream, sharing upstream calls between concurrent requests. It is safe
 // for concurrent use.
 type Decoder struct {
-	cache       vin.Cache
-	upstream    vin.Upstream
+	cache       Cache
+	upstream    Upstream
 	callTimeout time.Duration
 	logger      *slog.Logger
 	now         func() time.Time
@@ -39,7 +39,7 @@ type Decoder struct {
 // New returns a Decoder over cache and upstream. callTimeout bounds one
 // shared upstream call (all its attempts), which runs detached from the
 // requests waiting for it.
-func New(cache vin.Cache, upstream vin.Upstream, callTimeout time.Duration, logger *slog.Logger, now func() time.Time) *Decoder {
+func New(cache Cache, upstream Upstream, callTimeout time.Duration, logger *slog.Logger, now func() time.Time) *Decoder {
 	return &Decoder{
 		cache:       cache,
 		upstream:    upstream,

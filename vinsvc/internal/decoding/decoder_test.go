@@ -20,7 +20,7 @@ import (
 
 var errBoom = errors.New("boom")
 
-// fakeUpstream is a hand-written vin.Upstream with Fn fields; it answers
+// fakeUpstream is a hand-written decoding.Upstream with Fn fields; it answers
 // every VIN with a clean decode unless told otherwise, and counts calls.
 type fakeUpstream struct {
 	DecodeFn      func(ctx context.Context, v string) (vin.Decoded, error)
@@ -31,7 +31,7 @@ type fakeUpstream struct {
 	batchSizes       []int
 }
 
-var _ vin.Upstream = (*fakeUpstream)(nil)
+var _ decoding.Upstream = (*fakeUpstream)(nil)
 
 func answer(v string) vin.Decoded {
 	mk := "HONDA"
@@ -61,7 +61,7 @@ func (f *fakeUpstream) DecodeBatch(ctx context.Context, vins []string) ([]vin.Ou
 	return outs, nil
 }
 
-func mustDecoder(tb testing.TB, up vin.Upstream) (*decoding.Decoder, *cache.Cache, *clocktest.Clock) {
+func mustDecoder(tb testing.TB, up decoding.Upstream) (*decoding.Decoder, *cache.Cache, *clocktest.Clock) {
 	tb.Helper()
 	clk := clocktest.New(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))

@@ -1,10 +1,11 @@
 // Package decoding answers VIN decode requests: from the cache, from the
 // upstream (vPIC) through calls that concurrent requests share, and from
 // the vPIC snapshot as VPIC_SNAPSHOT_MODE says. It is the service's
-// orchestration over package vin's types and ports (vin.Cache,
-// vin.Upstream, vin.Snapshot), which the cache, vpic, cluster and vpicdb
-// packages implement; it imports none of them (decisions.md, STYLE.md
-// item 26: domain apart from orchestration, a policy a decorator).
+// orchestration over package vin's types; it declares the ports it
+// composes (Cache, Upstream, Snapshot: ports.go), which the cache, vpic,
+// cluster and vpicdb packages implement, and imports none of them
+// (decisions.md, STYLE.md items 4 and 26: domain apart from orchestration,
+// interfaces on the consumer's side, a policy a decorator).
 //
 // The parts, as cmd/vinsvc wires them:
 //

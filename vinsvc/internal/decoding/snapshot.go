@@ -30,13 +30,13 @@ type Snapshots struct {
 	errors atomic.Uint64
 }
 
-// snapshotRef boxes a vin.Snapshot for the atomic pointer.
-type snapshotRef struct{ s vin.Snapshot }
+// snapshotRef boxes a Snapshot for the atomic pointer.
+type snapshotRef struct{ s Snapshot }
 
 // NewSnapshots returns the holder of a snapshot used as mode says, its
 // answers cached for ttl (so that vPIC's answer replaces them soon). s may
 // be nil: one is set later (Loaded, Set), or never.
-func NewSnapshots(s vin.Snapshot, mode vin.SnapshotMode, ttl time.Duration, logger *slog.Logger) *Snapshots {
+func NewSnapshots(s Snapshot, mode vin.SnapshotMode, ttl time.Duration, logger *slog.Logger) *Snapshots {
 	h := &Snapshots{mode: mode, ttl: ttl, logger: logger}
 	if s != nil {
 		h.Set(s)
@@ -45,7 +45,7 @@ func NewSnapshots(s vin.Snapshot, mode vin.SnapshotMode, ttl time.Duration, logg
 }
 
 // Set makes s the snapshot from now on. s must not be nil.
-func (h *Snapshots) Set(s vin.Snapshot) { h.snap.Store(&snapshotRef{s}) }
+func (h *Snapshots) Set(s Snapshot) { h.snap.Store(&snapshotRef{s}) }
 
 // Expect announces, before serving, that a snapshot is loading
 // (decisions.md, "vinsvc: snapshot answers as vPIC gives them"): until
@@ -57,7 +57,7 @@ func (h *Snapshots) Expect(wait time.Duration) {
 
 // Loaded ends the load Expect announced: s is the snapshot, nil when it
 // could not be opened (the service then goes on without one). Call it once.
-func (h *Snapshots) Loaded(s vin.Snapshot) {
+func (h *Snapshots) Loaded(s Snapshot) {
 	if s != nil {
 		h.Set(s)
 	}
@@ -67,7 +67,7 @@ func (h *Snapshots) Loaded(s vin.Snapshot) {
 }
 
 // current returns the snapshot, nil while none is set.
-func (h *Snapshots) current() vin.Snapshot {
+func (h *Snapshots) current() Snapshot {
 	if r := h.snap.Load(); r != nil {
 		return r.s
 	}
@@ -138,7 +138,7 @@ func (h *Snapshots) decode(ctx context.Context, v string) (vin.Decoded, error) {
 // Only is the upstream of VPIC_SNAPSHOT_MODE=only: the snapshot itself.
 // vPIC is never called. While the snapshot still loads, a call waits for
 // it (Snapshots.Expect); without one, every VIN fails with vin.ErrUpstream.
-func Only(h *Snapshots) vin.Upstream { return only{h} }
+func Only(h *Snapshots) Upstream { return only{h} }
 
 type only struct{ h *Snapshots }
 
@@ -174,10 +174,10 @@ func (o only) DecodeBatch(ctx context.Context, vins []string) ([]vin.Outcome, er
 // batch): a service started offline answers its first decodes from the
 // snapshot once it is there, not with vPIC's error. Everything else is
 // next's.
-func Failover(next vin.Upstream, h *Snapshots) vin.Upstream { return failover{next, h} }
+func Failover(next Upstream, h *Snapshots) Upstream { return failover{next, h} }
 
 type failover struct {
-	next vin.Upstream
+	next Upstream
 	h    *Snapshots
 }
 
@@ -292,7 +292,7 @@ func (s *Service) Snapshots() *Snapshots { return s.h }
 // upstream the mode makes of upstream (vPIC itself when off, vPIC with
 // Failover for fallback, Only for only), with the late answers of after in
 // fallback mode. callTimeout bounds one shared upstream call.
-func Compose(cache vin.Cache, upstream vin.Upstream, h *Snapshots, after, callTimeout time.Duration, logger *slog.Logger, now func() time.Time) *Service {
+func Compose(cache Cache, upstream Upstream, h *Snapshots, after, callTimeout time.Duration, logger *slog.Logger, now func() time.Time) *Service {
 	switch h.mode {
 	case vin.SnapshotOnly:
 		upstream = Only(h)

@@ -17,14 +17,14 @@ import (
 	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
-// fakeSnapshot is a hand-written vin.Snapshot: it knows the VINs whose WMI
+// fakeSnapshot is a hand-written decoding.Snapshot: it knows the VINs whose WMI
 // is "1HG" and counts its decodes.
 type fakeSnapshot struct {
 	DecodeFn func(ctx context.Context, v string) (vin.Decoded, error)
 	decodes  atomic.Int32
 }
 
-var _ vin.Snapshot = (*fakeSnapshot)(nil)
+var _ decoding.Snapshot = (*fakeSnapshot)(nil)
 
 var errUnknownWMI = vin.NewKindError(vin.ErrUpstream, "wmi not in the snapshot")
 
@@ -47,7 +47,7 @@ const (
 	snapshotTTL = 24 * time.Hour
 )
 
-func mustSnapshotDecoder(tb testing.TB, up vin.Upstream, snap vin.Snapshot, mode vin.SnapshotMode, after time.Duration) (*decoding.Service, *cache.Cache, *clocktest.Clock) {
+func mustSnapshotDecoder(tb testing.TB, up decoding.Upstream, snap decoding.Snapshot, mode vin.SnapshotMode, after time.Duration) (*decoding.Service, *cache.Cache, *clocktest.Clock) {
 	tb.Helper()
 	clk := clocktest.New(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))

@@ -72,7 +72,7 @@ type options struct {
 	retries int
 	timeout time.Duration
 	decoder httpapi.Decoder
-	snap    vin.Snapshot
+	snap    decoding.Snapshot
 	mode    vin.SnapshotMode
 	shared  httpapi.SharedState
 	demo    bool
@@ -100,7 +100,7 @@ func withDecoder(d httpapi.Decoder) option { return func(o *options) { o.decoder
 
 // withSnapshot gives the decoder a snapshot in mode (fallback on failure
 // only: no delay).
-func withSnapshot(s vin.Snapshot, mode vin.SnapshotMode) option {
+func withSnapshot(s decoding.Snapshot, mode vin.SnapshotMode) option {
 	return func(o *options) { o.snap, o.mode = s, mode }
 }
 

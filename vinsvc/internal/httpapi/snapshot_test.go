@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/vinsvc/internal/decoding"
 	"github.com/gatewayapis/vinsvc/internal/vin"
 	"github.com/gatewayapis/vinsvc/internal/vpic/vpictest"
 )
@@ -17,7 +18,7 @@ import (
 // flat record, dated like the vPIC lite build of March 2026.
 type stubSnapshot struct{}
 
-var _ vin.Snapshot = stubSnapshot{}
+var _ decoding.Snapshot = stubSnapshot{}
 
 func (stubSnapshot) Decode(_ context.Context, v string) (vin.Decoded, error) {
 	if !strings.HasPrefix(v, "1HG") {

@@ -1,9 +1,12 @@
 // Package vin is the VIN decoding domain: what a VIN is, what a decode
-// result holds, vPIC's flat record (FlatRecord), the snapshot's modes and
-// data date, and the ports the decoding service needs (Cache, Upstream,
-// Snapshot), which the cache, vpic, cluster and vpicdb packages implement.
-// The service itself, the cache and shared upstream calls and the
-// snapshot's policy, is package decoding.
+// result holds (Decoded, Outcome), vPIC's flat record (FlatRecord), the
+// snapshot's modes and data date, and the errors. It holds types, rules
+// and errors only and declares no interface: each port is declared by the
+// package that calls through it (the decoder's Cache, Upstream and
+// Snapshot in package decoding, an adapter's next in the adapter, what the
+// HTTP layer calls in httpapi; STYLE.md items 4 and 26). The service
+// itself, the cache and shared upstream calls and the snapshot's policy,
+// is package decoding.
 //
 // It imports the standard library only. What the HTTP layer reports
 // (CacheStats, UpstreamState, DataSource, the ErrUpstream kind) is defined

@@ -1,7 +1,6 @@
 package vin
 
 import (
-	"context"
 	"fmt"
 	"time"
 )
@@ -45,17 +44,6 @@ func ParseSnapshotMode(s string) (SnapshotMode, error) {
 	return "", fmt.Errorf("must be off, fallback or only, got %q", s)
 }
 
-// Snapshot decodes VINs from a local copy of vPIC's database. Implemented
-// by package vpicdb.
-type Snapshot interface {
-	// Decode decodes one normalised, valid VIN, filling Raw with the flat
-	// record it produced. A VIN whose WMI the snapshot does not know is an
-	// error that is a kind of ErrUpstream: the snapshot must not answer it.
-	Decode(ctx context.Context, v string) (Decoded, error)
-	// Date is the snapshot's data date.
-	Date() time.Time
-}
-
 // SnapshotMaxAge is the age past which a snapshot is stale: a warning at
 // start-up and in health (the data is refreshed monthly).
 const SnapshotMaxAge = 120 * 24 * time.Hour
@@ -68,8 +56,8 @@ func SnapshotStale(date, now time.Time) bool { return now.Sub(date) > SnapshotMa
 type SnapshotInfo struct {
 	Mode      SnapshotMode
 	Available bool
-	// Loading is true while the snapshot file is being read (ExpectSnapshot
-	// was called and SnapshotLoaded not yet).
+	// Loading is true while the snapshot file is being read (a load was
+	// announced and has not ended).
 	Loading bool
 	// Date is the snapshot's data date; zero when it is not available.
 	Date time.Time

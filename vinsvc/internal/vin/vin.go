@@ -42,7 +42,7 @@ func (e *kindError) Is(target error) bool { return target == e.kind }
 // DataSource names the upstream data source in responses (X-Data-Source).
 const DataSource = "NHTSA vPIC"
 
-// CacheStats describes the cache store for the health report and metrics.
+// CacheStats describes the cache for the health report and metrics.
 type CacheStats struct {
 	Entries   int64
 	SizeBytes int64
@@ -169,4 +169,13 @@ type Decoded struct {
 	// TTL is how long the cache keeps the answer; 0 means the cache's own
 	// lifetime (CACHE_TTL). Snapshot answers carry SNAPSHOT_CACHE_TTL.
 	TTL time.Duration
+}
+
+// Outcome is the answer for one VIN of a request.
+type Outcome struct {
+	Decoded
+	// Cached is true when the answer came from the cache.
+	Cached bool
+	// Err is set when the VIN could not be decoded; Decoded is then empty.
+	Err error
 }
