@@ -17,8 +17,10 @@ type call struct {
 }
 
 // Decoder answers decode requests from the cache and, for misses, from the
-// upstream, sharing upstream calls between concurrent requests. It is safe
-// for concurrent use.
+// upstream, sharing upstream calls between concurrent requests. It knows
+// nothing of the snapshot nor of any delay: a policy that waits with a
+// timer of its own (Late) starts a request (Start, StartBatch) and waits
+// for it through the Request. It is safe for concurrent use.
 type Decoder struct {
 	cache       Cache
 	upstream    Upstream
@@ -56,48 +58,39 @@ func New(cache Cache, upstream Upstream, callTimeout time.Duration, logger *slog
 // lookup, without the slices a batch needs (they were a tenth of a hit's
 // allocated bytes).
 func (d *Decoder) Decode(ctx context.Context, v string, withRaw bool) (vin.Outcome, error) {
-	return d.decode(ctx, v, withRaw, lateAnswer{})
-}
-
-// decode is Decode with the late answer of a fallback delay (nil: none).
-func (d *Decoder) decode(ctx context.Context, v string, withRaw bool, late lateAnswer) (vin.Outcome, error) {
-	if dec, ok := d.cached(ctx, v, withRaw); ok {
-		d.record(1, 1)
-		return vin.Outcome{Decoded: dec, Cached: true}, nil
+	out, r := d.Start(ctx, v, withRaw)
+	if r == nil {
+		return out, nil
 	}
-	p := d.start(ctx, []string{v}, []int{0}, false)
-	outs := make([]vin.Outcome, 1)
-	p.wait(ctx, outs, late)
-	d.finish(outs, withRaw)
-	return outs[0], outs[0].Err
+	out = r.Wait(ctx)[0]
+	return out, out.Err
 }
 
 // DecodeBatch decodes normalised, valid, distinct VINs (at most 50). All
 // misses go to the upstream in one batch call. It returns one Outcome per
 // input VIN, in input order; a VIN that could not be decoded has Err set.
 func (d *Decoder) DecodeBatch(ctx context.Context, vins []string, withRaw bool) []vin.Outcome {
-	return d.decodeBatch(ctx, vins, withRaw, lateAnswer{})
+	return d.StartBatch(ctx, vins, withRaw).Wait(ctx)
 }
 
-// decodeBatch is DecodeBatch with the late answer of a fallback delay.
-func (d *Decoder) decodeBatch(ctx context.Context, vins []string, withRaw bool, late lateAnswer) []vin.Outcome {
-	outs, p := d.lookup(ctx, vins, withRaw)
-	p.wait(ctx, outs, late)
-	d.finish(outs, withRaw)
-	return outs
+// Start is Decode's first half: it looks v up in the cache and answers a
+// hit at once (out, with r nil: a hit allocates nothing more). A miss
+// starts v's shared single-VIN upstream call, or joins the one in flight;
+// r waits for it.
+func (d *Decoder) Start(ctx context.Context, v string, withRaw bool) (out vin.Outcome, r *Request) {
+	if dec, ok := d.cached(ctx, v, withRaw); ok {
+		d.record(1, 1)
+		return vin.Outcome{Decoded: dec, Cached: true}, nil
+	}
+	return vin.Outcome{}, d.start(ctx, []string{v}, make([]vin.Outcome, 1), []int{0}, false, withRaw)
 }
 
-// SourceCounts returns how many answers came from vPIC and from the
-// snapshot since start (cache hits are Counts' hits).
-func (d *Decoder) SourceCounts() (vpic, snapshot uint64) {
-	return d.fromVPIC.Load(), d.fromSnapshot.Load()
-}
-
-// lookup answers vins' cache hits into outs and starts (or joins) the
-// shared calls of the misses, which pending waits for.
-func (d *Decoder) lookup(ctx context.Context, vins []string, withRaw bool) ([]vin.Outcome, *pending) {
+// StartBatch is DecodeBatch's first half: it answers vins' cache hits and
+// starts one batch call for the misses no call is fetching already (those
+// join the calls in flight). The Request waits for them.
+func (d *Decoder) StartBatch(ctx context.Context, vins []string, withRaw bool) *Request {
 	outs, missIdx := d.cachedAll(ctx, vins, withRaw)
-	return outs, d.start(ctx, vins, missIdx, true)
+	return d.start(ctx, vins, outs, missIdx, true, withRaw)
 }
 
 // cachedAll answers each of vins the cache holds; missIdx lists the others.
@@ -113,19 +106,27 @@ func (d *Decoder) cachedAll(ctx context.Context, vins []string, withRaw bool) (o
 	return outs, missIdx
 }
 
-// pending is the misses of one request: vins[idx[j]] waits on calls[j].
-type pending struct {
-	vins  []string
+// Request is a decode request under way (Start, StartBatch): its cache
+// hits are answered, its misses wait for shared upstream calls, which run
+// detached from it. Wait ends it; before that, a policy may wait with a
+// timer of its own (WaitUntil) and answer a VIN still waiting in its
+// call's place (Answer), as Late does. A Request is used by one goroutine.
+type Request struct {
+	d       *Decoder
+	vins    []string
+	outs    []vin.Outcome
+	withRaw bool
+	// vins[idx[j]] waits on calls[j]; calls[j] is nil once it is answered.
 	idx   []int
 	calls []*call
 }
 
 // start joins the calls already in flight for vins[missIdx] and starts one
 // call for the rest (a batch call when batch is true).
-func (d *Decoder) start(ctx context.Context, vins []string, missIdx []int, batch bool) *pending {
-	p := &pending{vins: vins, idx: missIdx, calls: make([]*call, len(missIdx))}
+func (d *Decoder) start(ctx context.Context, vins []string, outs []vin.Outcome, missIdx []int, batch, withRaw bool) *Request {
+	r := &Request{d: d, vins: vins, outs: outs, withRaw: withRaw, idx: missIdx, calls: make([]*call, len(missIdx))}
 	if len(missIdx) == 0 {
-		return p
+		return r
 	}
 	var own []string
 	var ownCalls []*call
@@ -138,59 +139,93 @@ func (d *Decoder) start(ctx context.Context, vins []string, missIdx []int, batch
 			own = append(own, vins[i])
 			ownCalls = append(ownCalls, c)
 		}
-		p.calls[j] = c
+		r.calls[j] = c
 	}
 	d.mu.Unlock()
 	if len(own) > 0 {
 		d.fetches.Add(1)
 		go d.fetch(context.WithoutCancel(ctx), own, ownCalls, batch)
 	}
-	return p
+	return r
 }
 
-// wait fills outs with the calls' answers as they come, or ctx's error.
-// late, when not nil, is the fallback delay, counted from here: each VIN
-// whose call has not answered when it is over is offered to late (true: it
-// filled the outcome and the VIN waits no longer).
-func (p *pending) wait(ctx context.Context, outs []vin.Outcome, late lateAnswer) {
-	var timer <-chan time.Time
-	if late.after > 0 && len(p.idx) > 0 { // a hit costs no timer
-		t := time.NewTimer(late.after)
-		defer t.Stop()
-		timer = t.C
+// VIN returns the request's VIN at position i.
+func (r *Request) VIN(i int) string { return r.vins[i] }
+
+// Pending reports whether a VIN of the request still waits for its call.
+// A request of cache hits only has none.
+func (r *Request) Pending() bool {
+	for _, c := range r.calls {
+		if c != nil {
+			return true
+		}
 	}
-	fired := false
-	for j, i := range p.idx {
-		c := p.calls[j]
-		if !fired {
-			select {
-			case <-c.done:
-				outs[i] = c.out
-				continue
-			case <-ctx.Done():
-				outs[i] = vin.Outcome{Err: ctx.Err()}
-				continue
-			case <-timer:
-				fired = true
-			}
-		}
-		select { // the delay is over: an answer that is there wins
-		case <-c.done:
-			outs[i] = c.out
-			continue
-		default:
-		}
-		if out, ok := late.answer(ctx, p.vins[i]); ok {
-			outs[i] = out
+	return false
+}
+
+// WaitUntil takes the answers of the request's calls, in the request's
+// order, as they come, until each VIN has one or stop fires (a nil stop
+// never does). A VIN still waiting when ctx ends gets ctx's error. It
+// returns the positions of the VINs still waiting when stop fired (an
+// answer there by then is taken), nil when none is.
+func (r *Request) WaitUntil(ctx context.Context, stop <-chan time.Time) []int {
+	for j, c := range r.calls {
+		if c == nil {
 			continue
 		}
 		select {
 		case <-c.done:
-			outs[i] = c.out
+			r.outs[r.idx[j]] = c.out
 		case <-ctx.Done():
-			outs[i] = vin.Outcome{Err: ctx.Err()}
+			r.outs[r.idx[j]] = vin.Outcome{Err: ctx.Err()}
+		case <-stop:
+			return r.waiting()
+		}
+		r.calls[j] = nil
+	}
+	return nil
+}
+
+// waiting takes the answers that have come and lists the positions of the
+// VINs still waiting.
+func (r *Request) waiting() []int {
+	var left []int
+	for j, c := range r.calls {
+		if c == nil {
+			continue
+		}
+		select {
+		case <-c.done:
+			r.outs[r.idx[j]] = c.out
+			r.calls[j] = nil
+		default:
+			left = append(left, r.idx[j])
 		}
 	}
+	return left
+}
+
+// Answer gives the VIN at position i, while it still waits, out as its
+// answer: it waits no longer, and its call goes on and caches the
+// upstream's answer (out is not cached). A VIN already answered keeps its
+// answer.
+func (r *Request) Answer(i int, out vin.Outcome) {
+	for j, c := range r.calls {
+		if c != nil && r.idx[j] == i {
+			r.outs[i], r.calls[j] = out, nil
+			return
+		}
+	}
+}
+
+// Wait waits for the answers still to come (ctx's error for each VIN still
+// waiting when ctx ends) and ends the request: it drops the raw records
+// the caller did not ask for, counts the request's lookups and answers,
+// and returns one Outcome per VIN, in order. Call it once, last.
+func (r *Request) Wait(ctx context.Context) []vin.Outcome {
+	r.WaitUntil(ctx, nil)
+	r.d.finish(r.outs, r.withRaw)
+	return r.outs
 }
 
 // finish drops the raw records the caller did not ask for, and counts
@@ -241,16 +276,16 @@ func (d *Decoder) fetch(ctx context.Context, vins []string, calls []*call, batch
 			req[j] = vins[i]
 		}
 		got := d.callUpstream(ctx, req, batch)
-		var store []vin.Decoded
+		var fresh []vin.Decoded
 		for j, i := range need {
 			outs[i] = got[j]
 			if outs[i].Err == nil {
-				store = append(store, outs[i].Decoded)
+				fresh = append(fresh, outs[i].Decoded)
 			}
 		}
-		if len(store) > 0 {
-			if err := d.cache.Put(ctx, store); err != nil {
-				d.logger.WarnContext(ctx, "cache write failed", "count", len(store), "err", err.Error())
+		if len(fresh) > 0 {
+			if err := d.cache.Put(ctx, fresh); err != nil {
+				d.logger.WarnContext(ctx, "cache write failed", "count", len(fresh), "err", err.Error())
 			}
 		}
 	}
@@ -297,6 +332,12 @@ func (d *Decoder) HitRate() float64 { return d.window.rate(d.now()) }
 
 // Counts returns the cache hits and misses since start.
 func (d *Decoder) Counts() (hits, misses uint64) { return d.hits.Load(), d.misses.Load() }
+
+// SourceCounts returns how many fresh answers (not cache hits) came from
+// vPIC and from the snapshot since start, by the answers' Result.Source.
+func (d *Decoder) SourceCounts() (vpic, snapshot uint64) {
+	return d.fromVPIC.Load(), d.fromSnapshot.Load()
+}
 
 // Wait blocks until the upstream calls started so far have finished (and
 // stored their answers), or ctx ends. Call it after the HTTP server has

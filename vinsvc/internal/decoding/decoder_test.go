@@ -299,6 +299,68 @@ func TestCallerLeavesCallContinues(t *testing.T) {
 	}
 }
 
+// TestRequestWaitUntilAnswer: a policy waits for a request's calls with a
+// stop of its own (WaitUntil), answers the VINs still waiting in their
+// call's place (Answer), and Wait returns those answers at once while the
+// call goes on and caches the upstream's.
+func TestRequestWaitUntilAnswer(t *testing.T) {
+	release := make(chan struct{})
+	up := &fakeUpstream{DecodeBatchFn: func(_ context.Context, vs []string) ([]vin.Outcome, error) {
+		<-release
+		outs := make([]vin.Outcome, len(vs))
+		for i, v := range vs {
+			outs[i] = vin.Outcome{Decoded: answer(v)}
+		}
+		return outs, nil
+	}}
+	dec, c, _ := mustDecoder(t, up)
+	ctx := context.Background()
+	all := vins(3)
+	if _, err := dec.Decode(ctx, all[0], false); err != nil { // a hit for the batch
+		t.Fatal(err)
+	}
+	r := dec.StartBatch(ctx, all, false)
+	if !r.Pending() {
+		t.Fatal("Pending() = false for a batch with misses")
+	}
+	stop := make(chan time.Time)
+	close(stop)
+	left := r.WaitUntil(ctx, stop)
+	if len(left) != 2 || left[0] != 1 || left[1] != 2 {
+		t.Fatalf("WaitUntil left %v waiting, want [1 2] (the held misses)", left)
+	}
+	mk := "STOP-GAP"
+	for _, i := range left {
+		r.Answer(i, vin.Outcome{Decoded: vin.Decoded{Result: vin.Result{VIN: r.VIN(i), Make: &mk}}})
+	}
+	if r.Pending() {
+		t.Fatal("Pending() = true with every VIN answered")
+	}
+	done := make(chan []vin.Outcome, 1)
+	go func() { done <- r.Wait(ctx) }()
+	var outs []vin.Outcome
+	select {
+	case outs = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait waited for the held call of VINs already answered")
+	}
+	if !outs[0].Cached || *outs[1].Result.Make != mk || *outs[2].Result.Make != mk {
+		t.Errorf("Wait = %+v; want the hit, then the policy's two answers", outs)
+	}
+	if _, ok, _ := c.Get(ctx, all[1], false); ok {
+		t.Error("a VIN was cached before its call answered")
+	}
+	close(release)
+	if err := dec.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range all[1:] {
+		if got, ok, _ := c.Get(ctx, v, false); !ok || *got.Result.Make != "HONDA" {
+			t.Errorf("cache holds %+v (ok=%v) for %s; want the upstream's answer", got.Result, ok, v)
+		}
+	}
+}
+
 func TestHitRateWindow(t *testing.T) {
 	dec, _, clk := mustDecoder(t, &fakeUpstream{})
 	ctx := context.Background()

@@ -10,15 +10,20 @@
 // The parts, as cmd/vinsvc wires them:
 //
 //   - Decoder: cache lookups, shared upstream calls and batches, the hit
-//     rate. It knows nothing of the snapshot.
+//     rate and the answers' counts. It knows nothing of the snapshot nor of
+//     any delay. A request is started (Start, StartBatch) and then waited
+//     for (Request), so that a policy can wait with a timer of its own.
 //   - Snapshots: the snapshot in use and its load at start (Expect, Loaded),
 //     the mode, and the lifetime of its answers in the cache.
 //   - The snapshot policy, as decorators: Only (VPIC_SNAPSHOT_MODE=only) is
 //     an upstream made of the snapshot; Failover wraps vPIC so that a VIN
-//     vPIC failed (after its retries) is answered by the snapshot; Service
+//     vPIC failed (after its retries) is answered by the snapshot; Late
 //     wraps the Decoder so that, with a fallback delay, a VIN whose call is
 //     still running after it gets the snapshot's answer while the call goes
 //     on.
+//   - Service: what the HTTP layer calls, composed explicitly of the
+//     Decoder (or Late around it) for answers, the Decoder for counts and
+//     Snapshots for the snapshot's state. Compose builds it for the mode.
 //
 // # Caveats
 //
@@ -35,8 +40,11 @@
 //     whose vPIC call failed is decoded from it (Failover, inside the shared
 //     call) and cached for the snapshot's TTL; one whose call is still
 //     running after the fallback delay gets the snapshot's answer uncached
-//     (Service) while the call goes on and caches vPIC's. Only mode never
-//     calls vPIC, and while the snapshot still loads a miss waits for it
-//     (Snapshots.Expect). A VIN the snapshot does not know fails as before.
-//     Result.Source says where an answer came from, cached or not.
+//     (Late) while the call goes on and caches vPIC's; this is per VIN of a
+//     batch, the delay counts from the cache lookups, hits never wait, and a
+//     request of hits costs no timer. Only mode never calls vPIC, and while
+//     the snapshot still loads a miss waits for it (Snapshots.Expect). A VIN
+//     the snapshot does not know fails as before, or, after the delay,
+//     waits for its call. Result.Source says where an answer came from,
+//     cached or not.
 package decoding

@@ -13,8 +13,8 @@ import (
 
 // Snapshots holds the vPIC snapshot in use (none until one is loaded) and
 // how it is used: the mode, and how long its answers stay in the cache.
-// The policies (Only, Failover, Service) read it; it is safe for
-// concurrent use.
+// The policies (Only, Failover, Late) read it; it is safe for concurrent
+// use.
 type Snapshots struct {
 	mode   vin.SnapshotMode
 	ttl    time.Duration
@@ -216,88 +216,4 @@ func (f failover) DecodeBatch(ctx context.Context, vins []string) ([]vin.Outcome
 		}
 	}
 	return outs, nil
-}
-
-// Service is what the HTTP layer decodes with: the Decoder, the snapshot's
-// state for health, and, with a fallback delay, the late answer: a VIN
-// whose call has not answered when the delay is over is answered from the
-// snapshot, not cached, while the call goes on and caches vPIC's answer; a
-// VIN the snapshot does not know waits on.
-type Service struct {
-	*Decoder
-	h     *Snapshots
-	after time.Duration // 0: no late answers
-}
-
-// NewService returns the Service over dec and h; after is the fallback
-// delay (VPIC_SNAPSHOT_AFTER), used in fallback mode only.
-func NewService(dec *Decoder, h *Snapshots, after time.Duration) *Service {
-	if h.mode != vin.SnapshotFallback {
-		after = 0
-	}
-	return &Service{Decoder: dec, h: h, after: after}
-}
-
-// lateAnswer is a request's fallback delay, and the snapshot that answers
-// when it is over; the zero value gives no late answer.
-type lateAnswer struct {
-	after time.Duration
-	h     *Snapshots
-}
-
-func (l lateAnswer) answer(ctx context.Context, v string) (vin.Outcome, bool) {
-	dec, err := l.h.decode(ctx, v)
-	if err != nil {
-		return vin.Outcome{}, false
-	}
-	return vin.Outcome{Decoded: dec}, true
-}
-
-// lateFor is a request's late answer; the zero value (no delay) when no
-// snapshot is there to answer late.
-func (s *Service) lateFor() lateAnswer {
-	if s.after <= 0 || s.h.current() == nil {
-		return lateAnswer{}
-	}
-	return lateAnswer{after: s.after, h: s.h}
-}
-
-// Decode decodes one normalised, valid VIN (Decoder.Decode), answering from
-// the snapshot after the fallback delay.
-func (s *Service) Decode(ctx context.Context, v string, withRaw bool) (vin.Outcome, error) {
-	return s.Decoder.decode(ctx, v, withRaw, s.lateFor())
-}
-
-// DecodeBatch decodes VINs (Decoder.DecodeBatch), answering each from the
-// snapshot after the fallback delay.
-func (s *Service) DecodeBatch(ctx context.Context, vins []string, withRaw bool) []vin.Outcome {
-	return s.Decoder.decodeBatch(ctx, vins, withRaw, s.lateFor())
-}
-
-// SourceCounts returns how many answers came from vPIC and from the
-// snapshot since start (cache hits are Counts' hits), and how many
-// snapshot reads failed.
-func (s *Service) SourceCounts() (vpic, snapshot, snapshotErrors uint64) {
-	v, sn := s.Decoder.SourceCounts()
-	return v, sn, s.h.Errors()
-}
-
-// Snapshot describes the snapshot for the health report.
-func (s *Service) Snapshot() vin.SnapshotInfo { return s.h.Info() }
-
-// Snapshots returns the snapshot holder, for the loader to fill.
-func (s *Service) Snapshots() *Snapshots { return s.h }
-
-// Compose builds the Service for h's mode: a Decoder over cache and the
-// upstream the mode makes of upstream (vPIC itself when off, vPIC with
-// Failover for fallback, Only for only), with the late answers of after in
-// fallback mode. callTimeout bounds one shared upstream call.
-func Compose(cache Cache, upstream Upstream, h *Snapshots, after, callTimeout time.Duration, logger *slog.Logger, now func() time.Time) *Service {
-	switch h.mode {
-	case vin.SnapshotOnly:
-		upstream = Only(h)
-	case vin.SnapshotFallback:
-		upstream = Failover(upstream, h)
-	}
-	return NewService(New(cache, upstream, callTimeout, logger, now), h, after)
 }

@@ -86,7 +86,7 @@ func TestSnapshotFallbackOnFailure(t *testing.T) {
 	if err != nil || !out.Cached || vin.SourceOf(out.Result) != vin.SourceSnapshot {
 		t.Fatalf("second Decode = %+v, %v; want the cached snapshot answer, still marked snapshot", out, err)
 	}
-	if vp, sn, _ := dec.SourceCounts(); vp != 0 || sn != 1 {
+	if vp, sn := dec.SourceCounts(); vp != 0 || sn != 1 {
 		t.Errorf("SourceCounts() = %d vpic, %d snapshot; want 0, 1", vp, sn)
 	}
 
@@ -120,36 +120,168 @@ func TestSnapshotUnknownWMI(t *testing.T) {
 	}
 }
 
-// TestSnapshotAfterDelay: vPIC is slow; after VPIC_SNAPSHOT_AFTER the
-// snapshot answers (uncached), the vPIC call goes on and caches vPIC's
-// answer, which later requests get.
+// TestSnapshotAfterDelay: vPIC is slow; after VPIC_SNAPSHOT_AFTER, on the
+// fake clock of a synctest bubble, the snapshot answers (uncached), the
+// vPIC call goes on and caches vPIC's answer, which later requests get.
 func TestSnapshotAfterDelay(t *testing.T) {
-	release := make(chan struct{})
-	up := &fakeUpstream{DecodeFn: func(ctx context.Context, v string) (vin.Decoded, error) {
-		<-release
-		return answer(v), nil
-	}}
-	dec, c, _ := mustSnapshotDecoder(t, up, &fakeSnapshot{}, vin.SnapshotFallback, 20*time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		up := &fakeUpstream{DecodeFn: func(ctx context.Context, v string) (vin.Decoded, error) {
+			<-release
+			return answer(v), nil
+		}}
+		const after = 2 * time.Second
+		dec, c, _ := mustSnapshotDecoder(t, up, &fakeSnapshot{}, vin.SnapshotFallback, after)
+		ctx := context.Background()
+		v := "1HGCM82633A004352"
+		start := time.Now()
+		out, err := dec.Decode(ctx, v, false)
+		if took := time.Since(start); took != after {
+			t.Errorf("Decode of a slow VIN took %v, want the fallback delay %v", took, after)
+		}
+		if err != nil || out.Cached || vin.SourceOf(out.Result) != vin.SourceSnapshot {
+			t.Fatalf("Decode of a slow VIN = %+v, %v; want the snapshot's answer", out, err)
+		}
+		if _, ok, _ := c.Get(ctx, v, false); ok {
+			t.Fatal("the snapshot's stop-gap answer was cached while vPIC's call was still running")
+		}
+		if vp, sn := dec.SourceCounts(); vp != 0 || sn != 1 {
+			t.Errorf("SourceCounts() = %d vpic, %d snapshot; want 0, 1", vp, sn)
+		}
+		close(release)
+		if err := dec.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, _ := c.Get(ctx, v, false)
+		if !ok || vin.SourceOf(got.Result) != vin.SourceVPIC {
+			t.Fatalf("after the vPIC call ended the cache holds %+v (ok=%v); want vPIC's answer", got, ok)
+		}
+		if out, err := dec.Decode(ctx, v, false); err != nil || !out.Cached || vin.SourceOf(out.Result) != vin.SourceVPIC {
+			t.Errorf("Decode after the call ended = %+v, %v; want vPIC's cached answer", out, err)
+		}
+		if n := up.singles.Load(); n != 1 {
+			t.Errorf("vPIC calls = %d, want 1", n)
+		}
+	})
+}
+
+// TestSnapshotAfterDelayBatch: the late answer is per VIN. In one batch,
+// on a synctest bubble's fake clock: a hit answers at once; VINs whose
+// call answers in time get vPIC's answer; a VIN whose call (a single
+// request's, which the batch joined) is still running after the delay
+// gets the snapshot's; one the snapshot does not know waits for its call.
+func TestSnapshotAfterDelayBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			hit     = "1HGCM82633A000001" // cached before the batch
+			slow    = "1HGCM82633A000002" // its call is held; the snapshot knows it
+			slowBMW = "WBA3A5C51CF256987" // its call is held; the snapshot does not know it
+			fast1   = "1HGCM82633A000003" // in the batch's own call, which answers at once
+			fast2   = "WBA3A5C51CF256988"
+		)
+		releaseSlow, releaseBMW := make(chan struct{}), make(chan struct{})
+		up := &fakeUpstream{DecodeFn: func(ctx context.Context, v string) (vin.Decoded, error) {
+			switch v {
+			case slow:
+				<-releaseSlow
+			case slowBMW:
+				<-releaseBMW
+			}
+			return answer(v), nil
+		}}
+		const after = 2 * time.Second
+		dec, c, _ := mustSnapshotDecoder(t, up, &fakeSnapshot{}, vin.SnapshotFallback, after)
+		ctx := context.Background()
+		if _, err := dec.Decode(ctx, hit, false); err != nil {
+			t.Fatal(err)
+		}
+		// Two single requests start the held calls, which the batch joins.
+		for _, v := range []string{slow, slowBMW} {
+			go dec.Decode(ctx, v, false)
+		}
+		synctest.Wait()
+
+		start := time.Now()
+		done := make(chan []vin.Outcome, 1)
+		go func() { done <- dec.DecodeBatch(ctx, []string{hit, slow, fast1, slowBMW, fast2}, false) }()
+		time.Sleep(after + time.Second)
+		synctest.Wait()
+		select {
+		case outs := <-done:
+			t.Fatalf("the batch ended before the call of a VIN the snapshot does not know: %+v", outs)
+		default:
+		}
+		close(releaseBMW)
+		outs := <-done
+		if took := time.Since(start); took < after+time.Second {
+			t.Errorf("the batch took %v, want until its last call answered (after %v)", took, after+time.Second)
+		}
+		want := []struct {
+			cached bool
+			source string
+		}{{true, vin.SourceVPIC}, {false, vin.SourceSnapshot}, {false, vin.SourceVPIC}, {false, vin.SourceVPIC}, {false, vin.SourceVPIC}}
+		for i, o := range outs {
+			if o.Err != nil || o.Cached != want[i].cached || vin.SourceOf(o.Result) != want[i].source {
+				t.Errorf("batch VIN %d = %+v (err %v); want cached %v, source %s", i, o.Result, o.Err, want[i].cached, want[i].source)
+			}
+		}
+		if _, ok, _ := c.Get(ctx, slow, false); ok {
+			t.Error("the snapshot's late answer was cached")
+		}
+		close(releaseSlow)
+		if err := dec.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, _ := c.Get(ctx, slow, false); !ok || vin.SourceOf(got.Result) != vin.SourceVPIC {
+			t.Errorf("after the held call ended the cache holds %+v (ok=%v); want vPIC's answer", got.Result, ok)
+		}
+	})
+}
+
+// TestSnapshotAfterDelayHitsCostNoTimer: with a fallback delay and a
+// snapshot, a cache hit allocates no more than the Decoder's own (a timer
+// would), single or batch, and a batch of hits returns at once.
+func TestSnapshotAfterDelayHitsCostNoTimer(t *testing.T) {
+	up := &fakeUpstream{}
+	svc, c, _ := mustSnapshotDecoder(t, up, &fakeSnapshot{}, vin.SnapshotFallback, time.Hour)
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	bare := decoding.New(c, up, 10*time.Second, logger, time.Now)
 	ctx := context.Background()
-	v := "1HGCM82633A004352"
-	out, err := dec.Decode(ctx, v, false)
-	if err != nil || vin.SourceOf(out.Result) != vin.SourceSnapshot {
-		t.Fatalf("Decode of a slow VIN = %+v, %v; want the snapshot's answer", out, err)
+	vins := []string{"1HGCM82633A004352", "1HGCM82633A004353"}
+	if outs := svc.DecodeBatch(ctx, vins, false); outs[0].Err != nil || outs[1].Err != nil {
+		t.Fatalf("warming DecodeBatch = %+v", outs)
 	}
-	if _, ok, _ := c.Get(ctx, v, false); ok {
-		t.Fatal("the snapshot's stop-gap answer was cached while vPIC's call was still running")
+	single := func(dec interface {
+		Decode(context.Context, string, bool) (vin.Outcome, error)
+	}) func() {
+		return func() {
+			if out, err := dec.Decode(ctx, vins[0], false); err != nil || !out.Cached {
+				t.Fatalf("Decode of a cached VIN = %+v, %v", out, err)
+			}
+		}
 	}
-	close(release)
-	if err := dec.Wait(ctx); err != nil {
-		t.Fatal(err)
+	batch := func(dec interface {
+		DecodeBatch(context.Context, []string, bool) []vin.Outcome
+	}) func() {
+		return func() {
+			if outs := dec.DecodeBatch(ctx, vins, false); !outs[0].Cached || !outs[1].Cached {
+				t.Fatalf("DecodeBatch of cached VINs = %+v", outs)
+			}
+		}
 	}
-	got, ok, _ := c.Get(ctx, v, false)
-	if !ok || vin.SourceOf(got.Result) != vin.SourceVPIC {
-		t.Fatalf("after the vPIC call ended the cache holds %+v (ok=%v); want vPIC's answer", got, ok)
+	if got, want := testing.AllocsPerRun(200, single(svc)), testing.AllocsPerRun(200, single(bare)); got > want {
+		t.Errorf("a hit with a fallback delay allocates %v times, the Decoder's own %v", got, want)
 	}
-	if n := up.singles.Load(); n != 1 {
-		t.Errorf("vPIC calls = %d, want 1", n)
+	if got, want := testing.AllocsPerRun(200, batch(svc)), testing.AllocsPerRun(200, batch(bare)); got > want {
+		t.Errorf("a batch of hits with a fallback delay allocates %v times, the Decoder's own %v", got, want)
 	}
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		batch(svc)()
+		if took := time.Since(start); took != 0 {
+			t.Errorf("a batch of hits took %v, want no wait", took)
+		}
+	})
 }
 
 // TestSnapshotBatchPerItem: a batch whose vPIC call failed decodes each
@@ -208,7 +340,7 @@ func TestSnapshotReadErrorCounted(t *testing.T) {
 	if _, err := dec.Decode(context.Background(), "1HGCM82633A004352", false); !errors.Is(err, errBoom) {
 		t.Fatalf("Decode error = %v, want vPIC's failure", err)
 	}
-	if _, _, e := dec.SourceCounts(); e != 1 {
+	if e := dec.SnapshotErrors(); e != 1 {
 		t.Errorf("snapshot errors = %d, want 1", e)
 	}
 }

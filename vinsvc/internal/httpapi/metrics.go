@@ -35,16 +35,16 @@ func registerMetrics(reg prometheus.Registerer, dec Decoder, store Store, monito
 			Name:        "vinsvc_decodes_total",
 			Help:        "VINs answered, by source: cache, vpic (a fresh vPIC answer) or snapshot (a fresh snapshot answer).",
 			ConstLabels: prometheus.Labels{"source": "vpic"},
-		}, func() float64 { v, _, _ := dec.SourceCounts(); return float64(v) }),
+		}, func() float64 { v, _ := dec.SourceCounts(); return float64(v) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "vinsvc_decodes_total",
 			Help:        "VINs answered, by source: cache, vpic (a fresh vPIC answer) or snapshot (a fresh snapshot answer).",
 			ConstLabels: prometheus.Labels{"source": "snapshot"},
-		}, func() float64 { _, s, _ := dec.SourceCounts(); return float64(s) }),
+		}, func() float64 { _, s := dec.SourceCounts(); return float64(s) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "vinsvc_snapshot_errors_total",
 			Help: "Snapshot reads that failed (VINs the snapshot does not know are not counted).",
-		}, func() float64 { _, _, e := dec.SourceCounts(); return float64(e) }),
+		}, func() float64 { return float64(dec.SnapshotErrors()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "vinsvc_upstream_reachable",
 			Help: "1 when the last upstream check succeeded, else 0.",

@@ -45,7 +45,8 @@ type Decoder interface {
 	DecodeBatch(ctx context.Context, vins []string, withRaw bool) []vin.Outcome
 	HitRate() float64
 	Counts() (hits, misses uint64)
-	SourceCounts() (vpic, snapshot, snapshotErrors uint64)
+	SourceCounts() (vpic, snapshot uint64)
+	SnapshotErrors() uint64
 	Snapshot() vin.SnapshotInfo
 }
 
