@@ -82,12 +82,12 @@ func serve(ctx context.Context, listen func(port int) (net.Listener, error), get
 	}
 	defer flushTraces(context.Background(), cfg.ShutdownTimeout, shutdownTracing, logger)
 
-	// Stores.
-	store, err := cache.Open(cfg.CachePath, cfg.CacheTTL, logger, time.Now)
+	// The cache: this pod's bbolt file.
+	local, err := cache.Open(cfg.CachePath, cfg.CacheTTL, logger, time.Now)
 	if err != nil {
 		return err
 	}
-	defer closeCache(store, logger)
+	defer closeCache(local, logger)
 
 	// State shared by the replicas (REDIS_URL); nil when there is none.
 	reg := observe.NewRegistry()
@@ -100,7 +100,7 @@ func serve(ctx context.Context, listen func(port int) (net.Listener, error), get
 	// Clients and domain services.
 	client := vpic.NewClient(cfg.VPICBaseURL, cfg.UpstreamTimeout, cfg.UpstreamRetries, cfg.UpstreamMaxRPS,
 		logger, vpic.NewMetrics(reg), clientOptions(cfg, shared)...)
-	tiers, upstream := sharedDecodes(cfg, shared, store, client)
+	tiers, upstream := sharedDecodes(cfg, shared, local, client)
 	snapshots := decoding.NewSnapshots(nil, cfg.SnapshotMode, cfg.SnapshotCacheTTL, logger)
 	decoder := decoding.Compose(tiers, upstream, snapshots, cfg.SnapshotAfter, client.MaxCallDuration(), logger, time.Now)
 	defer loadSnapshot(ctx, cfg, snapshots, logger)()
@@ -112,7 +112,10 @@ func serve(ctx context.Context, listen func(port int) (net.Listener, error), get
 	if cfg.SnapshotMode == vin.SnapshotOnly {
 		checks = neverChecked{}
 	}
-	handler := httpapi.NewServer(logger, cfg.ProxySecrets(), decoder, store, limiter, checks, shared, cfg.Demo, cfg.DocsEnabled, reg, time.Now(), time.Now)
+	handler := httpapi.NewServer(logger,
+		httpapi.Options{ProxySecrets: cfg.ProxySecrets(), Demo: cfg.Demo, Docs: cfg.DocsEnabled},
+		httpapi.Deps{Decoder: decoder, Cache: local, Limiter: limiter, Upstream: checks, Shared: shared,
+			Registry: reg, Started: time.Now(), Now: time.Now})
 	ln, err := listen(cfg.Port)
 	if err != nil {
 		return err
@@ -122,7 +125,7 @@ func serve(ctx context.Context, listen func(port int) (net.Listener, error), get
 	// Background loops, on a context that ends with ctx or a serving failure.
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
-	loops := startLoops(bg, cfg, store, monitor, limiter)
+	loops := startLoops(bg, cfg, local, monitor, limiter)
 
 	// Serve until SIGTERM/SIGINT, then shut down in reverse order, all
 	// within SHUTDOWN_TIMEOUT of the signal: the HTTP server drains, the
@@ -153,9 +156,9 @@ func listenPort(port int) (net.Listener, error) {
 // startLoops starts the background loops on bg: the cache sweeper, the
 // upstream monitor (not with VPIC_SNAPSHOT_MODE=only: never call vPIC, not
 // even to check it) and the rate limiter's janitor when there is one.
-func startLoops(bg context.Context, cfg config.Config, store *cache.Cache, monitor *vpic.Monitor, limiter *ratelimit.Limiter) *sync.WaitGroup {
+func startLoops(bg context.Context, cfg config.Config, local *cache.Cache, monitor *vpic.Monitor, limiter *ratelimit.Limiter) *sync.WaitGroup {
 	var loops sync.WaitGroup
-	loops.Go(func() { store.RunSweeper(bg, cfg.CacheSweepInterval) })
+	loops.Go(func() { local.RunSweeper(bg, cfg.CacheSweepInterval) })
 	if cfg.SnapshotMode != vin.SnapshotOnly {
 		loops.Go(func() { monitor.Run(bg, cfg.UpstreamCheckInterval) })
 	}
@@ -248,11 +251,11 @@ func flushTraces(ctx context.Context, timeout time.Duration, shutdown func(conte
 // cache and vPIC, or with Redis the two-tier cache and vPIC behind the
 // per-VIN locks. A replica waits for another's call at most one attempt's
 // timeout; a lock outlives a dead holder by at most the longest call.
-func sharedDecodes(cfg config.Config, shared *cluster.Redis, store *cache.Cache, client *vpic.Client) (decoding.Cache, decoding.Upstream) {
+func sharedDecodes(cfg config.Config, shared *cluster.Redis, local *cache.Cache, client *vpic.Client) (decoding.Cache, decoding.Upstream) {
 	if shared == nil {
-		return store, client
+		return local, client
 	}
-	tiers := shared.Cache(store, cfg.CacheTTL)
+	tiers := shared.Cache(local, cfg.CacheTTL)
 	return tiers, shared.Upstream(client, tiers, client.MaxCallDuration(), cfg.UpstreamTimeout)
 }
 
@@ -319,8 +322,8 @@ func (neverChecked) State() vin.UpstreamState { return vin.UpstreamState{} }
 
 // closeCache closes the cache file, logging a failure: by then the service
 // has stopped serving and nothing is left to return it to.
-func closeCache(store *cache.Cache, logger *slog.Logger) {
-	if err := store.Close(); err != nil {
+func closeCache(local *cache.Cache, logger *slog.Logger) {
+	if err := local.Close(); err != nil {
 		logger.Error("closing cache failed", "err", err.Error())
 	}
 }

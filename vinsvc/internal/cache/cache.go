@@ -82,7 +82,7 @@ func Open(path string, ttl time.Duration, logger *slog.Logger, now func() time.T
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout: time.Second,
 		// The freelist is rebuilt at open instead of being written on every
-		// commit: much cheaper commits for a store that deletes in bulk.
+		// commit: much cheaper commits for a file that deletes in bulk.
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
 	})
@@ -422,7 +422,7 @@ func (c *Cache) Stats() vin.CacheStats {
 	return s
 }
 
-// Check reports whether the store works: it reads in a transaction, and
+// Check reports whether the cache file works: it reads in a transaction, and
 // fails while the last write failed (a full disk, say) until a write
 // succeeds again.
 func (c *Cache) Check(_ context.Context) error {

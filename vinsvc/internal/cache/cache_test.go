@@ -288,7 +288,7 @@ func TestPutEmpty(t *testing.T) {
 }
 
 // The raw bytes are copied on the way in and on the way out: neither the
-// caller's slice nor a returned one aliases the store.
+// caller's slice nor a returned one aliases the cache.
 func TestRawIsCopied(t *testing.T) {
 	c := mustOpenTemp(t, clocktest.New(t0))
 	d := sampleDecoded(testVIN(1))
@@ -742,7 +742,7 @@ func writeMeta(tb testing.TB, path string, version []byte) {
 	}
 }
 
-// Concurrent writers, readers, sweepers and a moving clock leave a store
+// Concurrent writers, readers, sweepers and a moving clock leave a cache
 // whose count matches what is in it.
 func TestConcurrentAccess(t *testing.T) {
 	const (

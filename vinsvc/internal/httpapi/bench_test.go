@@ -67,7 +67,10 @@ func benchService(b *testing.B, upstream string) (string, *decoding.Service) {
 	dec := decoding.Compose(c, client, decoding.NewSnapshots(nil, vin.SnapshotOff, 0, logger), 0, client.MaxCallDuration(), logger, time.Now)
 	mon := vpic.NewMonitor(client.Ping, time.Second, logger, time.Now)
 	plans, _ := ratelimit.Parse("default=1000000000/1m", ratelimit.Limit{N: 60, Per: time.Minute})
-	e := httpapi.NewServer(logger, []string{secret}, dec, c, ratelimit.New(plans, time.Now), mon, fixedShared("disabled"), false, true, reg, time.Now(), time.Now)
+	e := httpapi.NewServer(logger, httpapi.Options{ProxySecrets: []string{secret}, Docs: true}, httpapi.Deps{
+		Decoder: dec, Cache: c, Limiter: ratelimit.New(plans, time.Now), Upstream: mon, Shared: fixedShared("disabled"),
+		Registry: reg, Started: time.Now(), Now: time.Now,
+	})
 	return serveLoopback(b, e), dec
 }
 
@@ -306,7 +309,10 @@ func runBenchServer(kind string) error {
 	case "vinsvc":
 		mon := vpic.NewMonitor(client.Ping, time.Second, logger, time.Now)
 		plans, _ := ratelimit.Parse("default=1000000000/1m", ratelimit.Limit{N: 60, Per: time.Minute})
-		h = httpapi.NewServer(logger, []string{secret}, dec, c, ratelimit.New(plans, time.Now), mon, fixedShared("disabled"), false, true, reg, time.Now(), time.Now)
+		h = httpapi.NewServer(logger, httpapi.Options{ProxySecrets: []string{secret}, Docs: true}, httpapi.Deps{
+			Decoder: dec, Cache: c, Limiter: ratelimit.New(plans, time.Now), Upstream: mon, Shared: fixedShared("disabled"),
+			Registry: reg, Started: time.Now(), Now: time.Now,
+		})
 	case "bare":
 		body := fromOutcomeForBench(out)
 		e := echo.New()

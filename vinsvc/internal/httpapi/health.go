@@ -64,14 +64,14 @@ type upstreamJSON struct {
 }
 
 // handleHealth serves GET /v1/health: 200 "ok", or 503 "degraded" when the
-// cache store fails, or the last upstream check failed and no snapshot
-// answers in its place. Redis's state is shown and never degrades it.
-func handleHealth(store Store, dec Decoder, monitor UpstreamMonitor, shared SharedState, demo bool, started time.Time, now func() time.Time) echo.HandlerFunc {
+// cache fails, or the last upstream check failed and no snapshot answers
+// in its place. Redis's state is shown and never degrades it.
+func handleHealth(cache Cache, dec Decoder, monitor UpstreamMonitor, shared SharedState, demo bool, started time.Time, now func() time.Time) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
-		cacheErr := store.Check(ctx)
-		st := store.Stats()
+		cacheErr := cache.Check(ctx)
+		st := cache.Stats()
 		up := monitor.State()
 
 		body := healthJSON{
@@ -114,7 +114,7 @@ func round(f float64, places int) float64 {
 }
 
 // readyTimeout bounds the readiness probe's check of the service's own
-// store.
+// cache.
 const readyTimeout = time.Second
 
 // probeLoading is the readiness probe's answer while the snapshot loads.
@@ -127,7 +127,7 @@ type probeLoading struct {
 // snapshot loading"} while the configured snapshot is still being read at
 // start (decisions.md, "vinsvc: snapshot answers as vPIC gives them"), so
 // that a new pod takes traffic only once it answers as it will; then ready
-// as the cache store says.
+// as the cache says.
 func handleReady(dec Decoder, ready echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if dec.Snapshot().Loading {

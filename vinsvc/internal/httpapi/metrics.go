@@ -4,7 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // registerMetrics adds the cache and upstream-state metrics, read from
 // their sources at scrape time so they never drift.
-func registerMetrics(reg prometheus.Registerer, dec Decoder, store Store, monitor UpstreamMonitor) {
+func registerMetrics(reg prometheus.Registerer, dec Decoder, cache Cache, monitor UpstreamMonitor) {
 	reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "vinsvc_cache_hits_total",
@@ -17,15 +17,15 @@ func registerMetrics(reg prometheus.Registerer, dec Decoder, store Store, monito
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "vinsvc_cache_entries",
 			Help: "Decoded VINs in the cache.",
-		}, func() float64 { return float64(store.Stats().Entries) }),
+		}, func() float64 { return float64(cache.Stats().Entries) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "vinsvc_cache_size_bytes",
 			Help: "Size of the bbolt cache file.",
-		}, func() float64 { return float64(store.Stats().SizeBytes) }),
+		}, func() float64 { return float64(cache.Stats().SizeBytes) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "vinsvc_cache_evictions_total",
 			Help: "Expired entries deleted by the sweep.",
-		}, func() float64 { return float64(store.Stats().Evictions) }),
+		}, func() float64 { return float64(cache.Stats().Evictions) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "vinsvc_decodes_total",
 			Help:        "VINs answered, by source: cache, vpic (a fresh vPIC answer) or snapshot (a fresh snapshot answer).",

@@ -140,7 +140,9 @@ func newEnv(t testing.TB, opts ...option) *env {
 		d = o.decoder
 	}
 	started := clk.Now().Add(-time.Hour)
-	e := httpapi.NewServer(logger, []string{secret, previousSecret}, d, c, lim, mon, o.shared, o.demo, !o.noDocs, reg, started, clk.Now)
+	e := httpapi.NewServer(logger,
+		httpapi.Options{ProxySecrets: []string{secret, previousSecret}, Demo: o.demo, Docs: !o.noDocs},
+		httpapi.Deps{Decoder: d, Cache: c, Limiter: lim, Upstream: mon, Shared: o.shared, Registry: reg, Started: started, Now: clk.Now})
 	return &env{e: e, up: up, cache: c, dec: dec, mon: mon, clk: clk, reg: reg, logs: logs, limiter: lim}
 }
 
