@@ -3,7 +3,6 @@ module github.com/gatewayapis/vinsvc
 go 1.26.8
 
 require (
-	github.com/fzipp/gocyclo v0.6.0
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/glebarez/go-sqlite v1.23.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
@@ -28,6 +27,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/chromedp/chromedp v0.23.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
+	github.com/fzipp/gocyclo v0.6.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
