@@ -34,9 +34,11 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/pdfstore"
 	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
+	"github.com/gatewayapis/patentsvc/internal/reports"
 	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/serpapi"
 	"github.com/gatewayapis/patentsvc/internal/store"
+	"github.com/gatewayapis/patentsvc/internal/tracking"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
 	"github.com/gatewayapis/shared/graceful"
 	"github.com/gatewayapis/shared/observe"
@@ -126,7 +128,10 @@ func serve(ctx context.Context, listen func(port int) (net.Listener, error), get
 	reg := observe.NewRegistry()
 	hooks.RegisterMetrics(reg)
 	work.RegisterMetrics(ctx, reg)
-	handler := httpapi.NewServer(logger, serverOptions(cfg, pdfFonts), authn, st, analyzer, runner, limits, reg, time.Now(), time.Now)
+	handler := httpapi.NewServer(logger, serverOptions(cfg, pdfFonts), httpapi.Deps{
+		Users: authn, Analyses: analyzer, Jobs: runner, Tracking: tracking.New(st, time.Now), Reports: reports.New(st, st, time.Now),
+		Deliveries: webhook.NewAdmin(st), Database: st, Limits: limits, Registry: reg, Started: time.Now(), Now: time.Now,
+	})
 	ln, err := listenAndWork(ctx, listen, cfg.Port, work, ticks)
 	if err != nil {
 		return err

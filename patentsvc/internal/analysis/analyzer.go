@@ -65,6 +65,10 @@ type Store interface {
 	// limits, by patent id.
 	PDFVerdicts(ctx context.Context, limits string, ids []string) (map[string]string, error)
 	CreateAnalysis(ctx context.Context, a patent.AnalysisRecord) (patent.AnalysisRecord, error)
+	// ListAnalyses returns a page of the stored analyses (of one company
+	// when company is not empty), newest first, and the next page's
+	// cursor ("" on the last).
+	ListAnalyses(ctx context.Context, company string, limit int, after string) ([]patent.AnalysisRecord, string, error)
 }
 
 // Config holds the analysis settings.
@@ -118,6 +122,13 @@ func (a *Analyzer) model(m string) string {
 		return a.cfg.DefaultModel
 	}
 	return m
+}
+
+// Analyses returns a page of the stored analyses (of one company when
+// company is not empty), newest first, and the next page's cursor ("" on
+// the last): GET /analyze/batch.
+func (a *Analyzer) Analyses(ctx context.Context, company string, limit int, after string) ([]patent.AnalysisRecord, string, error) {
+	return a.store.ListAnalyses(ctx, company, limit, after)
 }
 
 // AnalyzeCompany analyses a company's recent patents. It never fails: a

@@ -61,6 +61,16 @@ type Store interface {
 	UseRefreshToken(ctx context.Context, jti string) (int64, error)
 	// PruneRefreshTokens deletes the refresh tokens that have expired.
 	PruneRefreshTokens(ctx context.Context) (int64, error)
+	// ListUsers returns every user, oldest first.
+	ListUsers(ctx context.Context) ([]patent.User, error)
+	// SetRole changes a user's role; patent.ErrNotFound for an unknown
+	// user, patent.ErrLastAdmin when it would leave no admin (checked in
+	// the same transaction as the change).
+	SetRole(ctx context.Context, id int64, role patent.Role) (patent.User, error)
+	// DeleteUser deletes a user and their refresh tokens;
+	// patent.ErrNotFound for an unknown user, patent.ErrLastAdmin for the
+	// last admin (checked in the same transaction).
+	DeleteUser(ctx context.Context, id int64) error
 }
 
 // Service registers users and issues and checks tokens.
@@ -277,4 +287,27 @@ func (s *Service) PruneTokens(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("auth: %w", err)
 	}
 	return n, nil
+}
+
+// Users returns every user, oldest first (GET /admin/users).
+func (s *Service) Users(ctx context.Context) ([]patent.User, error) {
+	return s.store.ListUsers(ctx)
+}
+
+// SetRole makes user id a user or an admin. Returns patent.ErrNotFound
+// for an unknown user and patent.ErrLastAdmin when the change would leave
+// no admin.
+func (s *Service) SetRole(ctx context.Context, id int64, role patent.Role) (patent.User, error) {
+	return s.store.SetRole(ctx, id, role)
+}
+
+// DeleteUser deletes user id on behalf of actor, with their refresh
+// tokens; their jobs stay, for admins to see. An admin cannot delete
+// their own account (patent.ErrSelfDelete), nor the last admin
+// (patent.ErrLastAdmin); patent.ErrNotFound for an unknown user.
+func (s *Service) DeleteUser(ctx context.Context, actor, id int64) error {
+	if actor == id {
+		return fmt.Errorf("delete user %d: %w", id, patent.ErrSelfDelete)
+	}
+	return s.store.DeleteUser(ctx, id)
 }

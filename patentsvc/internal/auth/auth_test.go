@@ -158,11 +158,11 @@ func TestLoginPasswordOver72Bytes(t *testing.T) {
 }
 
 func TestDeletedUserAndExpiry(t *testing.T) {
-	svc, st, clk := mustService(t)
+	svc, _, clk := mustService(t)
 	admin, _ := svc.Register(ctx, "admin@example.com", "correct horse")
 	bob, _ := svc.Register(ctx, "bob@example.com", "correct horse")
 	tok, _ := svc.Login(ctx, "bob@example.com", "correct horse")
-	if err := st.DeleteUser(ctx, admin.ID, bob.ID); err != nil {
+	if err := svc.DeleteUser(ctx, admin.ID, bob.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Authenticate(ctx, tok.Access); !errors.Is(err, auth.ErrInvalidToken) {
@@ -291,5 +291,33 @@ func TestRotation(t *testing.T) {
 	}
 	if _, err := done.Authenticate(ctx, tok.Access); !errors.Is(err, auth.ErrInvalidToken) {
 		t.Errorf("old-secret token accepted after rotation: %v", err)
+	}
+}
+
+// TestUserManagement: the admin operations go through the auth core, which
+// holds the self-delete rule; the last-admin rule holds in the store's
+// transaction and reaches the caller as it is.
+func TestUserManagement(t *testing.T) {
+	svc, _, _ := mustService(t)
+	admin, _ := svc.Register(ctx, "admin@example.com", "correct horse")
+	bob, _ := svc.Register(ctx, "bob@example.com", "correct horse")
+	if err := svc.DeleteUser(ctx, admin.ID, admin.ID); !errors.Is(err, patent.ErrSelfDelete) {
+		t.Errorf("an admin deleting their own account: %v, want ErrSelfDelete", err)
+	}
+	if _, err := svc.SetRole(ctx, admin.ID, patent.RoleUser); !errors.Is(err, patent.ErrLastAdmin) {
+		t.Errorf("demoting the last admin: %v, want ErrLastAdmin", err)
+	}
+	if u, err := svc.SetRole(ctx, bob.ID, patent.RoleAdmin); err != nil || u.Role != patent.RoleAdmin {
+		t.Fatalf("promoting bob = %+v, %v", u, err)
+	}
+	if err := svc.DeleteUser(ctx, bob.ID, admin.ID); err != nil {
+		t.Fatalf("an admin deleting another while one remains: %v", err)
+	}
+	users, err := svc.Users(ctx)
+	if err != nil || len(users) != 1 || users[0].ID != bob.ID {
+		t.Errorf("Users = %+v, %v; want bob alone", users, err)
+	}
+	if err := svc.DeleteUser(ctx, admin.ID, 9999); !errors.Is(err, patent.ErrNotFound) {
+		t.Errorf("deleting an unknown user: %v, want ErrNotFound", err)
 	}
 }

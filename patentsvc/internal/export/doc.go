@@ -26,7 +26,7 @@
 // covers"):
 //
 //   - Portfolio: the facts of the company's newest portfolio analysis
-//     that kept them (PDFSummary.Portfolio, Patents, PortfolioAt; the
+//     that kept them (patent.ReportSummary.Portfolio, Patents, PortfolioAt; the
 //     handler picks it): a table of the patents analysed and of the
 //     search's results granted and applications, with the countries where
 //     they are active or not; the CPC shares as horizontal bars, largest
@@ -42,7 +42,7 @@
 //     ever empty; a company without portfolio facts (only single-patent
 //     analyses, or analyses stored before the facts were kept) gets one
 //     line saying so.
-//   - Tracking, for a tracked company only (PDFSummary.Tracked): its
+//   - Tracking, for a tracked company only (patent.ReportSummary.Tracked): its
 //     patent count per scheduled run, alerts marked. An untracked company
 //     has no tracking part at all.
 //   - Analyses: the summary table (Total Analyses, Analysis Types, Models
@@ -109,7 +109,7 @@
 // PDF is not streamed: gopdf holds the whole document (about 20 KB of heap
 // per page, some four times the text) until it writes it at the end, and
 // the compressed PDF is a few KB per page. The caller caps the number of
-// analyses it passes; PDFSummary.Total is the full count, and when it is
+// analyses it passes; patent.ReportSummary.Total is the full count, and when it is
 // more than the analyses passed, the report says it shows only the most
 // recent ones. The portfolio part is bounded whatever it is given: at most
 // MaxReportPatents patents, patent.MaxPortfolioCPC CPC bars, the latest

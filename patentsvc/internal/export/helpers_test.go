@@ -106,7 +106,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 }
 
 // mustRenderPDF renders a report and returns the PDF bytes.
-func mustRenderPDF(tb testing.TB, company string, generated time.Time, summary export.PDFSummary, records []patent.AnalysisRecord, logger *slog.Logger) []byte {
+func mustRenderPDF(tb testing.TB, company string, generated time.Time, summary patent.ReportSummary, records []patent.AnalysisRecord, logger *slog.Logger) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
 	if err := export.PDF(&buf, company, generated, summary, records, logger); err != nil {

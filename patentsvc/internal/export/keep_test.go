@@ -13,7 +13,6 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
 
-	"github.com/gatewayapis/patentsvc/internal/export"
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
@@ -118,7 +117,7 @@ func TestPDFHeadingsKeptWithText(t *testing.T) {
 		records = append(records, patent.AnalysisRecord{AnalysisType: "portfolio", Model: "m", Response: b.String(),
 			Timestamp: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	}
-	summary := export.PDFSummary{Total: n, Types: []string{"portfolio"}, Models: []string{"m"}}
+	summary := patent.ReportSummary{Total: n, Types: []string{"portfolio"}, Models: []string{"m"}}
 	data := mustRenderPDF(t, "Acme Corp", time.Now(), summary, records, nil)
 	savePDF(t, "headings.pdf", data)
 	pages := pageRows(t, data)

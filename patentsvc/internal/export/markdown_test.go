@@ -97,7 +97,7 @@ func mustRenderWith(tb testing.TB, opts export.PDFOptions, text string) []byte {
 	}}
 	var buf bytes.Buffer
 	at := time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)
-	if err := export.PDFWithOptions(&buf, opts, "Acme Corp", at, export.PDFSummary{Total: 1, Types: []string{"portfolio"}, Models: []string{"openai/gpt-4o-mini"}}, records, nil); err != nil {
+	if err := export.PDFWithOptions(&buf, opts, "Acme Corp", at, patent.ReportSummary{Total: 1, Types: []string{"portfolio"}, Models: []string{"openai/gpt-4o-mini"}}, records, nil); err != nil {
 		tb.Fatalf("PDFWithOptions: %v", err)
 	}
 	return buf.Bytes()
@@ -318,7 +318,7 @@ func TestPDFFontsShared(t *testing.T) {
 			records := []patent.AnalysisRecord{{AnalysisType: patent.AnalysisPortfolio, Model: "openai/gpt-4o-mini", Response: markdownAnalysis,
 				Timestamp: time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)}}
 			at := time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)
-			summary := export.PDFSummary{Total: 1, Types: []string{"portfolio"}, Models: []string{"openai/gpt-4o-mini"}}
+			summary := patent.ReportSummary{Total: 1, Types: []string{"portfolio"}, Models: []string{"openai/gpt-4o-mini"}}
 			if err := export.PDFWithOptions(&buf, opts, "Acme Corp", at, summary, records, nil); err != nil {
 				t.Errorf("PDFWithOptions: %v", err)
 			}

@@ -16,36 +16,6 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
-// PDFSummary is what the PDF report shows besides the analyses: the
-// company's portfolio facts, its tracking and the summary of its
-// analyses. The caller computes it over all of the company's analyses,
-// which may be more than the ones it passes to PDF.
-type PDFSummary struct {
-	// Total is the number of analyses ("Total Analyses").
-	Total int
-	// Types are the distinct analysis types, sorted ("Analysis Types").
-	Types []string
-	// Models are the distinct models, sorted ("Models Used").
-	Models []string
-	// Tracked tells whether the company is tracked, which alone gives the
-	// report its tracking part; Runs are its scheduled runs over the
-	// chart's period, oldest first (the patent count chart, alerts
-	// marked).
-	Tracked bool
-	Runs    []patent.TrackingRun
-	// Months are the company's analyses per month over the chart's period,
-	// oldest first (the analyses chart).
-	Months []patent.MonthCount
-	// Portfolio and Patents are the portfolio facts and the patents
-	// analysed of the company's newest portfolio analysis that has them,
-	// stored at PortfolioAt; nil, empty and zero when none has (the report
-	// then says so in one line). The report lists at most MaxReportPatents
-	// of the patents.
-	Portfolio   *patent.Portfolio
-	Patents     []patent.PatentRef
-	PortfolioAt time.Time
-}
-
 // MaxReportPatents is the most patents the report's table lists; a
 // longer list ends with a line saying how many more there are. Analyses
 // keep far fewer (the search's MAX_PATENTS); this only bounds the report.
@@ -120,13 +90,13 @@ const maxSummaryLines = 24
 // The document is built in memory and written to w at the end; the caller
 // bounds its size by capping len(records). The error is a gopdf error or
 // the error writing to w, wrapped.
-func PDF(w io.Writer, company string, generated time.Time, summary PDFSummary, records []patent.AnalysisRecord, logger *slog.Logger) error {
+func PDF(w io.Writer, company string, generated time.Time, summary patent.ReportSummary, records []patent.AnalysisRecord, logger *slog.Logger) error {
 	return PDFWithOptions(w, PDFOptions{}, company, generated, summary, records, logger)
 }
 
 // PDFWithOptions is PDF drawn as opts say: with opts.Fonts, text the Go
 // fonts lack is drawn in the fallback font when it has it.
-func PDFWithOptions(w io.Writer, opts PDFOptions, company string, generated time.Time, summary PDFSummary, records []patent.AnalysisRecord, logger *slog.Logger) error {
+func PDFWithOptions(w io.Writer, opts PDFOptions, company string, generated time.Time, summary patent.ReportSummary, records []patent.AnalysisRecord, logger *slog.Logger) error {
 	r, err := newReport(opts, logger)
 	if err != nil {
 		return fmt.Errorf("export pdf: %w", err)
@@ -258,7 +228,7 @@ const (
 // (decisions.md, "patentsvc: what changed, and what the portfolio
 // covers"): the portfolio facts, the tracking chart of a tracked company,
 // and the analyses, opened by their summary and their chart per month.
-func (r *renderer) report(company string, generated time.Time, summary PDFSummary, records []patent.AnalysisRecord) error {
+func (r *renderer) report(company string, generated time.Time, summary patent.ReportSummary, records []patent.AnalysisRecord) error {
 	if err := r.newPage(); err != nil {
 		return err
 	}
@@ -363,7 +333,7 @@ func (r *renderer) chartDrawn(h float64) {
 
 // tracking draws the tracking part of a tracked company: its patent count
 // per scheduled run, alerts marked.
-func (r *renderer) tracking(s PDFSummary) error {
+func (r *renderer) tracking(s patent.ReportSummary) error {
 	r.space(partGap)
 	if err := r.heading(stylePart, "Tracking", afterGap+countChartHeight); err != nil {
 		return err
@@ -384,7 +354,7 @@ func (r *renderer) tracking(s PDFSummary) error {
 // monthChart draws the company's analyses per month (every company has
 // analyses: the chart is not a tracking one), or a line saying there are
 // none in the period when the caller gave no months.
-func (r *renderer) monthChart(s PDFSummary) error {
+func (r *renderer) monthChart(s patent.ReportSummary) error {
 	if len(s.Months) == 0 {
 		return r.paragraph(styleMeta, marginLeft, contentWidth, "No analyses per month to chart.")
 	}
@@ -404,7 +374,7 @@ func (r *renderer) monthChart(s PDFSummary) error {
 
 // summaryRows are the rows of the summary of the analyses: Total
 // Analyses, Analysis Types, Models Used.
-func summaryRows(s PDFSummary) [][2]string {
+func summaryRows(s patent.ReportSummary) [][2]string {
 	return [][2]string{
 		{"Total Analyses", strconv.Itoa(s.Total)},
 		{"Analysis Types", list(s.Types)},

@@ -88,7 +88,7 @@ func TestPDF(t *testing.T) {
 			Timestamp:    time.Date(2025, 3, 2, 8, 0, 0, 0, cet),
 		},
 	}
-	summary := export.PDFSummary{
+	summary := patent.ReportSummary{
 		Total:  3,
 		Types:  []string{"portfolio", "single_patent"},
 		Models: []string{"anthropic/claude-3.5-sonnet", "google/gemini-flash", "openai/gpt-4o-mini"},
@@ -233,7 +233,7 @@ func TestPDFNothingRunsOffThePage(t *testing.T) {
 			"\t\tIndented by tabs, then a normal sentence that is long enough to wrap at least once on the page.",
 		Timestamp: time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC),
 	}}
-	summary := export.PDFSummary{Total: 1, Types: []string{"portfolio"}, Models: []string{strings.Repeat("very-long-model-name/", 30)}}
+	summary := patent.ReportSummary{Total: 1, Types: []string{"portfolio"}, Models: []string{strings.Repeat("very-long-model-name/", 30)}}
 	data := mustRenderPDF(t, "Acme Corp", time.Now(), summary, records, nil)
 	savePDF(t, "margins.pdf", data)
 
@@ -282,7 +282,7 @@ func TestPDFNothingRunsOffThePage(t *testing.T) {
 
 func TestPDFShowsFewerThanTotal(t *testing.T) {
 	records := []patent.AnalysisRecord{{AnalysisType: "portfolio", Model: "m", Response: "Only one."}}
-	summary := export.PDFSummary{Total: 250, Types: []string{"portfolio"}, Models: []string{"m"}}
+	summary := patent.ReportSummary{Total: 250, Types: []string{"portfolio"}, Models: []string{"m"}}
 	all := flat(strings.Join(mustPageTexts(t, mustRenderPDF(t, "Acme Corp", time.Now(), summary, records, nil)), "\n"))
 	for _, want := range []string{"Total Analyses 250", "shows the 1 most recent of 250 analyses", "Analysis 1 of 1: portfolio", "Only one."} {
 		if !strings.Contains(all, want) {
@@ -294,7 +294,7 @@ func TestPDFShowsFewerThanTotal(t *testing.T) {
 func TestPDFEmpty(t *testing.T) {
 	// No analyses (the handler answers 404 before this) and empty fields
 	// still make a valid one-page report.
-	data := mustRenderPDF(t, "Acme Corp", time.Now(), export.PDFSummary{}, nil, nil)
+	data := mustRenderPDF(t, "Acme Corp", time.Now(), patent.ReportSummary{}, nil, nil)
 	pages := mustPageTexts(t, data)
 	if len(pages) != 1 {
 		t.Fatalf("empty report has %d pages, want 1", len(pages))
@@ -306,7 +306,7 @@ func TestPDFEmpty(t *testing.T) {
 		}
 	}
 
-	data = mustRenderPDF(t, "Acme Corp", time.Now(), export.PDFSummary{Total: 1}, []patent.AnalysisRecord{{}}, nil)
+	data = mustRenderPDF(t, "Acme Corp", time.Now(), patent.ReportSummary{Total: 1}, []patent.AnalysisRecord{{}}, nil)
 	all = flat(strings.Join(mustPageTexts(t, data), "\n"))
 	for _, want := range []string{"Analysis 1 of 1: —", "Model: —", "Time: —", "(no analysis text)"} {
 		if !strings.Contains(all, want) {
@@ -317,7 +317,7 @@ func TestPDFEmpty(t *testing.T) {
 
 func TestPDFWriteError(t *testing.T) {
 	records := []patent.AnalysisRecord{{AnalysisType: "portfolio", Model: "m", Response: "Text."}}
-	err := export.PDF(&failingWriter{limit: 100}, "Acme Corp", time.Now(), export.PDFSummary{Total: 1}, records, nil)
+	err := export.PDF(&failingWriter{limit: 100}, "Acme Corp", time.Now(), patent.ReportSummary{Total: 1}, records, nil)
 	if !errors.Is(err, errWrite) {
 		t.Errorf("PDF error = %v, want %v", err, errWrite)
 	}
@@ -328,8 +328,8 @@ func TestPDFDeterministic(t *testing.T) {
 	// order, no clock read inside).
 	records := []patent.AnalysisRecord{{AnalysisType: "portfolio", Model: "m", Response: "Text with 特."}}
 	at := time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)
-	a := mustRenderPDF(t, "Acme Corp", at, export.PDFSummary{Total: 1}, records, nil)
-	b := mustRenderPDF(t, "Acme Corp", at, export.PDFSummary{Total: 1}, records, nil)
+	a := mustRenderPDF(t, "Acme Corp", at, patent.ReportSummary{Total: 1}, records, nil)
+	b := mustRenderPDF(t, "Acme Corp", at, patent.ReportSummary{Total: 1}, records, nil)
 	if !bytes.Equal(a, b) {
 		t.Errorf("two renderings of the same report differ")
 	}
@@ -346,7 +346,7 @@ func TestPDFHyphens(t *testing.T) {
 		Response: "## Lithium-ion cells\n\nA state-of-the-art pouch cell, non\u2011aqueous, with co\u2010operation " +
 			"between elec\u00ADtro\u00ADlyte makers.\n\n| Cell | Note |\n|---|---|\n| LFP | cobalt-free |\n",
 	}}
-	summary := export.PDFSummary{Total: 1, Types: []string{"portfolio"}, Models: []string{"openai/gpt-4o-mini"}}
+	summary := patent.ReportSummary{Total: 1, Types: []string{"portfolio"}, Models: []string{"openai/gpt-4o-mini"}}
 	data := mustRenderPDF(t, "Hy-phen Corp", time.Now(), summary, records, nil)
 	savePDF(t, "hyphens.pdf", data)
 	want := []string{"Hy-phen Corp", "openai/gpt-4o-mini", "Lithium-ion cells", "A state-of-the-art pouch cell, non-aqueous, with co-operation between electrolyte makers.",

@@ -35,7 +35,7 @@ var (
 // inactive), a chart of the CPC shares, a chart of the publication years
 // and the table of the patents analysed, each left out when it would be
 // empty; a company without portfolio facts gets one line saying so.
-func (r *renderer) portfolio(s PDFSummary) error {
+func (r *renderer) portfolio(s patent.ReportSummary) error {
 	r.space(partGap)
 	p := s.Portfolio
 	if p == nil && len(s.Patents) == 0 {

@@ -62,7 +62,7 @@ func fixedPortfolio(n int) (*patent.Portfolio, []patent.PatentRef, time.Time) {
 // portfolio facts of n patents, the chart of a tracked company (runs with
 // alerts and a failed search) when tracked, twelve months of analyses and
 // an analysis in Markdown.
-func fixedReport(n int, tracked bool) (export.PDFSummary, []patent.AnalysisRecord) {
+func fixedReport(n int, tracked bool) (patent.ReportSummary, []patent.AnalysisRecord) {
 	at := time.Date(2026, 6, 1, 6, 0, 0, 0, time.UTC)
 	var runs []patent.TrackingRun
 	counts := []int{12, 12, 13, 13, 13, 17, 17, -1, 18, 18, 24, 24, 25}
@@ -78,7 +78,7 @@ func fixedReport(n int, tracked bool) (export.PDFSummary, []patent.AnalysisRecor
 		m := time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC).AddDate(0, i, 0).Format("2006-01")
 		months = append(months, patent.MonthCount{Month: m, Key: m, Count: n})
 	}
-	summary := export.PDFSummary{Total: 1, Types: []string{"portfolio"}, Models: []string{"openai/gpt-4o-mini"}, Months: months}
+	summary := patent.ReportSummary{Total: 1, Types: []string{"portfolio"}, Models: []string{"openai/gpt-4o-mini"}, Months: months}
 	if tracked {
 		summary.Tracked, summary.Runs = true, runs
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -40,9 +41,26 @@ func companyParam(c echo.Context) (patent.CompanyName, error) {
 	return name, nil
 }
 
-func handleListTracked(st Store) echo.HandlerFunc {
+// Tracking is the tracked companies as admins see them;
+// *tracking.Service implements it.
+type Tracking interface {
+	Tracked(ctx context.Context) ([]patent.TrackedCompany, error)
+	// Track returns a *patent.AlreadyTrackedError (a kind of
+	// patent.ErrConflict) for a company tracked already.
+	Track(ctx context.Context, name patent.CompanyName) (patent.TrackedCompany, error)
+	// Untrack returns patent.ErrNotFound for a company not tracked.
+	Untrack(ctx context.Context, name patent.CompanyName) error
+	// History returns patent.ErrNotFound for a company not tracked.
+	History(ctx context.Context, name patent.CompanyName, days int) (patent.TrackedCompany, []patent.TrackingRun, error)
+	Alerts(ctx context.Context, limit int) ([]patent.Alert, error)
+	// Changes looks back tracking.ChangesWindow when since is the zero
+	// time.
+	Changes(ctx context.Context, since time.Time, limit int, after string) ([]patent.PatentChangeRun, string, error)
+}
+
+func handleListTracked(tr Tracking) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		list, err := st.ListTracked(c.Request().Context())
+		list, err := tr.Tracked(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -58,7 +76,7 @@ type trackRequest struct {
 // any replica to run at once (decisions.md: due as soon as it is tracked).
 // Tracking a company tracked already is 409
 // with its current state (the error body's tracked, added by render).
-func handleCreateTracked(st Store) echo.HandlerFunc {
+func handleCreateTracked(tr Tracking) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req trackRequest
 		if err := decodeJSON(c, &req); err != nil {
@@ -71,7 +89,7 @@ func handleCreateTracked(st Store) echo.HandlerFunc {
 		if err != nil {
 			return invalid("company_name", err)
 		}
-		t, err := st.CreateTracked(c.Request().Context(), name)
+		t, err := tr.Track(c.Request().Context(), name)
 		if isConflict(err) {
 			return httperr.Wrap(err, http.StatusConflict, fmt.Sprintf("Company %s is already tracked", name))
 		}
@@ -82,13 +100,13 @@ func handleCreateTracked(st Store) echo.HandlerFunc {
 	}
 }
 
-func handleDeleteTracked(st Store) echo.HandlerFunc {
+func handleDeleteTracked(tr Tracking) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		name, err := companyParam(c)
 		if err != nil {
 			return err
 		}
-		err = st.DeleteTracked(c.Request().Context(), name)
+		err = tr.Untrack(c.Request().Context(), name)
 		if errors.Is(err, patent.ErrNotFound) {
 			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("Company %s is not tracked", name))
 		}
@@ -131,8 +149,6 @@ func nonNil(ids []string) []string {
 
 // changesWindowDefault is how far back GET /admin/changes looks when
 // since is not given (decisions.md).
-const changesWindowDefault = 7 * 24 * time.Hour
-
 type changeJSON struct {
 	CompanyName    string            `json:"company_name"`
 	RunAt          time.Time         `json:"run_at"`
@@ -150,9 +166,9 @@ func fromChangeRun(r patent.PatentChangeRun) changeJSON {
 // (RFC 3339; default 7 days ago) that found new or dropped patents,
 // newest first, keyset-paged as the other listings (limit 1 to 200,
 // default 50). A since that is not RFC 3339 is 422.
-func handleListChanges(st Store, now func() time.Time) echo.HandlerFunc {
+func handleListChanges(tr Tracking) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		since := now().Add(-changesWindowDefault)
+		var since time.Time // the core's window
 		if v := c.QueryParam("since"); v != "" {
 			t, err := time.Parse(time.RFC3339, v)
 			if err != nil {
@@ -164,7 +180,7 @@ func handleListChanges(st Store, now func() time.Time) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		items, next, err := st.ListChanges(c.Request().Context(), since, limit, cursor)
+		items, next, err := tr.Changes(c.Request().Context(), since, limit, cursor)
 		if err != nil {
 			return err
 		}
@@ -177,7 +193,7 @@ func handleListChanges(st Store, now func() time.Time) echo.HandlerFunc {
 // oldest first, under its name as first written. An untracked company is
 // 404, as DELETE answers; a bad name or days 422. The runs kept go back
 // TRACKING_HISTORY_DAYS at most, whatever days asks.
-func handleTrackedHistory(st Store, now func() time.Time) echo.HandlerFunc {
+func handleTrackedHistory(tr Tracking) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		name, err := companyParam(c)
 		if err != nil {
@@ -187,7 +203,7 @@ func handleTrackedHistory(st Store, now func() time.Time) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		tc, runs, err := st.TrackingHistory(c.Request().Context(), name, now().AddDate(0, 0, -days))
+		tc, runs, err := tr.History(c.Request().Context(), name, days)
 		if errors.Is(err, patent.ErrNotFound) {
 			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("Company %s is not tracked", name))
 		}
@@ -201,7 +217,7 @@ func handleTrackedHistory(st Store, now func() time.Time) echo.HandlerFunc {
 	}
 }
 
-func handleListAlerts(st Store) echo.HandlerFunc {
+func handleListAlerts(tr Tracking) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		limit := int64(alertLimitDefault)
 		if v := c.QueryParam("limit"); v != "" {
@@ -210,7 +226,7 @@ func handleListAlerts(st Store) echo.HandlerFunc {
 				return err
 			}
 		}
-		alerts, err := st.ListAlerts(c.Request().Context(), int(limit))
+		alerts, err := tr.Alerts(c.Request().Context(), int(limit))
 		if err != nil {
 			return err
 		}
@@ -243,13 +259,13 @@ func handleRateLimits(limits Limits) echo.HandlerFunc {
 	}
 }
 
-func handleListUsers(st Store) echo.HandlerFunc {
+func handleListUsers(users Users) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		users, err := st.ListUsers(c.Request().Context())
+		list, err := users.Users(c.Request().Context())
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, mapSlice(users, fromUser))
+		return c.JSON(http.StatusOK, mapSlice(list, fromUser))
 	}
 }
 
@@ -261,7 +277,7 @@ func userIDParam(c echo.Context) (int64, error) {
 	return intParam("user_id", c.Param("user_id"), 1, 1<<62)
 }
 
-func handleSetRole(st Store) echo.HandlerFunc {
+func handleSetRole(users Users) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := userIDParam(c)
 		if err != nil {
@@ -278,7 +294,7 @@ func handleSetRole(st Store) echo.HandlerFunc {
 		if err != nil {
 			return invalid("role", err)
 		}
-		u, err := st.SetRole(c.Request().Context(), id, role)
+		u, err := users.SetRole(c.Request().Context(), id, role)
 		if errors.Is(err, patent.ErrNotFound) {
 			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("User %d not found", id))
 		}
@@ -289,13 +305,13 @@ func handleSetRole(st Store) echo.HandlerFunc {
 	}
 }
 
-func handleDeleteUser(st Store) echo.HandlerFunc {
+func handleDeleteUser(users Users) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := userIDParam(c)
 		if err != nil {
 			return err
 		}
-		err = st.DeleteUser(c.Request().Context(), currentUser(c).ID, id)
+		err = users.DeleteUser(c.Request().Context(), currentUser(c).ID, id)
 		if errors.Is(err, patent.ErrNotFound) {
 			return httperr.Wrap(err, http.StatusNotFound, fmt.Sprintf("User %d not found", id))
 		}

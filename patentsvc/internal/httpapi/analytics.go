@@ -1,19 +1,11 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
-	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/labstack/echo/v4"
 )
-
-// Analytics reads usage figures; *store.Store implements it.
-type Analytics interface {
-	Trends(ctx context.Context, since time.Time) (byCompany, byType []patent.MonthCount, err error)
-	UsageSince(ctx context.Context, since time.Time) (patent.Usage, error)
-}
 
 // daysParam reads days within [lo, hi], def when absent (422 otherwise).
 func daysParam(c echo.Context, lo, hi, def int64) (int, error) {
@@ -39,13 +31,13 @@ type monthTypeJSON struct {
 
 // handleTrends serves GET /analytics/trends?days= (7 to 365, default 90):
 // non-cached analyses per calendar month (UTC), by company and by type.
-func handleTrends(a Analytics, now func() time.Time) echo.HandlerFunc {
+func handleTrends(rep Reports) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		days, err := daysParam(c, 7, 365, 90)
 		if err != nil {
 			return err
 		}
-		byCompany, byType, err := a.Trends(c.Request().Context(), now().AddDate(0, 0, -days))
+		byCompany, byType, err := rep.Trends(c.Request().Context(), days)
 		if err != nil {
 			return err
 		}
@@ -76,13 +68,13 @@ type tokensUsedJSON struct {
 }
 
 // handleSummary serves GET /analytics/summary?days= (1 to 365, default 30).
-func handleSummary(a Analytics, now func() time.Time) echo.HandlerFunc {
+func handleSummary(rep Reports) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		days, err := daysParam(c, 1, 365, 30)
 		if err != nil {
 			return err
 		}
-		u, err := a.UsageSince(c.Request().Context(), now().AddDate(0, 0, -days))
+		u, err := rep.Usage(c.Request().Context(), days)
 		if err != nil {
 			return err
 		}

@@ -22,16 +22,26 @@ const (
 	pageLimitMax      = 200
 )
 
-// Analyzer runs analyses; *analysis.Analyzer implements it.
-type Analyzer interface {
+// Analyses runs analyses and lists the stored ones; *analysis.Analyzer
+// implements it.
+type Analyses interface {
 	AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis
 	AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, opts patent.AnalyzeOptions) (patent.PatentAnalysis, error)
 	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress patent.Progress) patent.BatchResult
+	// Analyses returns a page of the stored analyses (of one company when
+	// company is not empty), newest first, and the next page's cursor.
+	Analyses(ctx context.Context, company string, limit int, after string) ([]patent.AnalysisRecord, string, error)
 }
 
 // Jobs accepts asynchronous batches; *jobs.Runner implements it.
 type Jobs interface {
 	Submit(ctx context.Context, userID int64, companies []patent.CompanyName, workers int, model string) (patent.Job, error)
+	// Job returns a job the viewer may see; another user's job is
+	// patent.ErrNotFound, as an unknown id.
+	Job(ctx context.Context, viewer patent.User, id string) (patent.Job, error)
+	// Jobs lists the jobs the viewer may list (patent.ErrForbidden for
+	// another user's, asked by a user).
+	Jobs(ctx context.Context, viewer patent.User, f patent.JobFilter, limit int, after string) ([]patent.Job, string, error)
 }
 
 // requireAnalyzer answers 503 while the analyzer lacks its keys.
@@ -63,7 +73,7 @@ func requestOptions(c echo.Context, model string) patent.AnalyzeOptions {
 }
 
 // handleAnalyzeCompany serves GET /analyze/{company_name}?model=.
-func handleAnalyzeCompany(an Analyzer, def string) echo.HandlerFunc {
+func handleAnalyzeCompany(an Analyses, def string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		name, err := companyParam(c)
 		if err != nil {
@@ -79,7 +89,7 @@ func handleAnalyzeCompany(an Analyzer, def string) echo.HandlerFunc {
 }
 
 // handleAnalyzePatent serves GET /analyze/patent/{patent_id}?company_name=.
-func handleAnalyzePatent(an Analyzer, def string) echo.HandlerFunc {
+func handleAnalyzePatent(an Analyses, def string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := patent.ParsePatentID(c.Param("patent_id"))
 		if err != nil {
@@ -177,7 +187,7 @@ func bindBatch(c echo.Context, def string) (names []patent.CompanyName, workers 
 
 // handleBatch serves POST /analyze/batch: the companies analysed on a
 // bounded worker pool, each failure in its own result.
-func handleBatch(an Analyzer, def string) echo.HandlerFunc {
+func handleBatch(an Analyses, def string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		names, workers, model, err := bindBatch(c, def)
 		if err != nil {
@@ -216,20 +226,15 @@ func pageParams(c echo.Context) (int, string, error) {
 	return int(limit), c.QueryParam("cursor"), nil
 }
 
-// AnalysisLister pages stored analyses; *store.Store implements it.
-type AnalysisLister interface {
-	ListAnalyses(ctx context.Context, company string, limit int, after string) ([]patent.AnalysisRecord, string, error)
-}
-
 // handleListAnalyses serves GET /analyze/batch: stored non-cached analyses,
 // newest first, keyset-paged.
-func handleListAnalyses(st AnalysisLister) echo.HandlerFunc {
+func handleListAnalyses(an Analyses) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		limit, cursor, err := pageParams(c)
 		if err != nil {
 			return err
 		}
-		items, next, err := st.ListAnalyses(c.Request().Context(), c.QueryParam("company_name"), limit, cursor)
+		items, next, err := an.Analyses(c.Request().Context(), c.QueryParam("company_name"), limit, cursor)
 		if err != nil {
 			return err
 		}

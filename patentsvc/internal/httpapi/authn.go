@@ -47,7 +47,7 @@ func (r credentialsRequest) parse(checkPasswordLength bool) (email, password str
 
 // handleRegister serves POST /auth/register: 201 with the user; the first
 // user ever registered is admin.
-func handleRegister(authn Auth) echo.HandlerFunc {
+func handleRegister(users Users) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req credentialsRequest
 		if err := decodeJSON(c, &req); err != nil {
@@ -57,7 +57,7 @@ func handleRegister(authn Auth) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		u, err := authn.Register(c.Request().Context(), email, password)
+		u, err := users.Register(c.Request().Context(), email, password)
 		if err != nil {
 			if isConflict(err) {
 				return httperr.Wrap(err, http.StatusConflict, "Email already registered")
@@ -80,7 +80,7 @@ func fromTokens(t auth.Tokens) tokensJSON {
 }
 
 // handleLogin serves POST /auth/login.
-func handleLogin(authn Auth) echo.HandlerFunc {
+func handleLogin(users Users) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req credentialsRequest
 		if err := decodeJSON(c, &req); err != nil {
@@ -90,7 +90,7 @@ func handleLogin(authn Auth) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		tokens, err := authn.Login(c.Request().Context(), email, password)
+		tokens, err := users.Login(c.Request().Context(), email, password)
 		if err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ type refreshRequest struct {
 
 // handleRefresh serves POST /auth/refresh: a new token pair; the refresh
 // token presented stops working.
-func handleRefresh(authn Auth) echo.HandlerFunc {
+func handleRefresh(users Users) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req refreshRequest
 		if err := decodeJSON(c, &req); err != nil {
@@ -114,7 +114,7 @@ func handleRefresh(authn Auth) echo.HandlerFunc {
 			return httperr.New(http.StatusUnprocessableEntity, "refresh_token is required").
 				WithFields(httperr.FieldError{Field: "refresh_token", Message: "refresh_token is required"})
 		}
-		tokens, err := authn.Refresh(c.Request().Context(), *req.RefreshToken)
+		tokens, err := users.Refresh(c.Request().Context(), *req.RefreshToken)
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"math"
-	"sort"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -220,13 +219,4 @@ type patentAnalysisJSON struct {
 type pageJSON[T any] struct {
 	Items      []T     `json:"items"`
 	NextCursor *string `json:"next_cursor"`
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -23,6 +23,7 @@ var statusTable = []struct {
 	{patent.ErrUnknownModel, http.StatusBadRequest, ""},
 	{patent.ErrInvalid, http.StatusUnprocessableEntity, ""},
 	{patent.ErrNotFound, http.StatusNotFound, ""},
+	{patent.ErrForbidden, http.StatusForbidden, ""},
 	{patent.ErrConflict, http.StatusConflict, ""},
 	{patent.ErrLastAdmin, http.StatusBadRequest, "The last admin cannot be removed or demoted"},
 	{patent.ErrSelfDelete, http.StatusBadRequest, "Admins cannot delete their own account"},

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -17,46 +16,39 @@ import (
 	"github.com/gatewayapis/shared/httperr"
 )
 
-// PDFExportMax is the most analyses one PDF export renders (the newest);
-// the summary table still counts them all. The CSV export has no limit.
-const PDFExportMax = 1000
-
-// Exporter reads a company's analyses; *store.Store implements it.
-type Exporter interface {
-	HasAnalyses(ctx context.Context, company string) (bool, error)
-	EachAnalysis(ctx context.Context, company string, fn func(patent.AnalysisRecord) error) error
+// Reports tells about stored analyses; *reports.Service implements it.
+type Reports interface {
+	// Exportable is nil when the company has an analysis to export, and a
+	// kind of patent.ErrNotFound saying so when it has none.
+	Exportable(ctx context.Context, name patent.CompanyName) error
+	EachAnalysis(ctx context.Context, name patent.CompanyName, fn func(patent.AnalysisRecord) error) error
+	// Report composes the company's PDF report (patent.ErrNotFound as
+	// Exportable).
+	Report(ctx context.Context, name patent.CompanyName) (patent.Report, error)
+	Trends(ctx context.Context, days int) (byCompany, byType []patent.MonthCount, err error)
+	Usage(ctx context.Context, days int) (patent.Usage, error)
 }
 
-// PDFExporter is what the PDF report needs of the store besides the
-// analyses: the series of its charts.
-type PDFExporter interface {
-	Exporter
-	// TrackingHistory returns the tracked company and its runs since
-	// since, oldest first; patent.ErrNotFound when it is not tracked.
-	TrackingHistory(ctx context.Context, name patent.CompanyName, since time.Time) (patent.TrackedCompany, []patent.TrackingRun, error)
-	// AnalysesPerMonth counts the company's analyses per month since since.
-	AnalysesPerMonth(ctx context.Context, company string, since time.Time) ([]patent.MonthCount, error)
-}
-
-// ChartMonths is the period of the PDF report's charts: the last twelve
-// months and the current one.
-const ChartMonths = 12
-
-// exportCompany validates the path name and answers 404 when the company
-// has no stored analysis.
-func exportCompany(c echo.Context, ex Exporter) (patent.CompanyName, error) {
+// exportCompany reads the company_name parameter; a company without
+// analyses is a 404 saying so.
+func exportCompany(c echo.Context, rep Reports) (patent.CompanyName, error) {
 	name, err := companyParam(c)
 	if err != nil {
 		return "", err
 	}
-	ok, err := ex.HasAnalyses(c.Request().Context(), name.String())
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return "", httperr.New(http.StatusNotFound, fmt.Sprintf("No analysis results found for %s", name))
+	if err := rep.Exportable(c.Request().Context(), name); err != nil {
+		return "", notFound(err)
 	}
 	return name, nil
+}
+
+// notFound answers a kind of patent.ErrNotFound with its own text (the
+// core's message for the client), 404.
+func notFound(err error) error {
+	if errors.Is(err, patent.ErrNotFound) {
+		return httperr.Wrap(err, http.StatusNotFound, err.Error())
+	}
+	return err
 }
 
 func attachment(c echo.Context, contentType, filename string) {
@@ -68,9 +60,9 @@ func attachment(c echo.Context, contentType, filename string) {
 
 // handleExportCSV serves GET /export/{company_name}: every stored
 // non-cached analysis, newest first, streamed row by row.
-func handleExportCSV(ex Exporter, logger *slog.Logger) echo.HandlerFunc {
+func handleExportCSV(rep Reports, logger *slog.Logger) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		name, err := exportCompany(c, ex)
+		name, err := exportCompany(c, rep)
 		if err != nil {
 			return err
 		}
@@ -78,7 +70,7 @@ func handleExportCSV(ex Exporter, logger *slog.Logger) echo.HandlerFunc {
 		c.Response().WriteHeader(http.StatusOK)
 		ctx := c.Request().Context()
 		n, err := export.CSV(c.Response(), func(yield func(patent.AnalysisRecord) error) error {
-			return ex.EachAnalysis(ctx, name.String(), yield)
+			return rep.EachAnalysis(ctx, name, yield)
 		})
 		if err != nil {
 			// The status is sent: all that is left is to cut the body short
@@ -89,70 +81,24 @@ func handleExportCSV(ex Exporter, logger *slog.Logger) echo.HandlerFunc {
 	}
 }
 
-// handleExportPDF serves GET /export/{company_name}/pdf.
-func handleExportPDF(ex PDFExporter, opts export.PDFOptions, logger *slog.Logger, now func() time.Time) echo.HandlerFunc {
+// handleExportPDF serves GET /export/{company_name}/pdf: the report the
+// reports core composes, rendered whole before anything is sent, so a
+// failure is still a proper error response.
+func handleExportPDF(rep Reports, opts export.PDFOptions, logger *slog.Logger) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		name, err := exportCompany(c, ex)
+		name, err := companyParam(c)
 		if err != nil {
 			return err
 		}
-		ctx := c.Request().Context()
-		var (
-			records []patent.AnalysisRecord
-			summary export.PDFSummary
-			types   = map[string]bool{}
-			models  = map[string]bool{}
-			facts   bool // summary has the portfolio facts
-		)
-		err = ex.EachAnalysis(ctx, name.String(), func(r patent.AnalysisRecord) error {
-			summary.Total++
-			types[r.AnalysisType] = true
-			if r.Model != "" {
-				models[r.Model] = true
-			}
-			if len(records) < PDFExportMax {
-				records = append(records, r)
-			}
-			// The report opens with the portfolio facts of the newest
-			// portfolio analysis that kept them (analyses come newest
-			// first; those stored before the facts were kept have none).
-			if !facts && r.AnalysisType == patent.AnalysisPortfolio && (r.Portfolio != nil || len(r.Patents) > 0) {
-				summary.Portfolio, summary.Patents, summary.PortfolioAt = r.Portfolio, r.Patents, r.Timestamp
-				facts = true
-			}
-			return nil
-		})
+		r, err := rep.Report(c.Request().Context(), name)
 		if err != nil {
-			return err
+			return notFound(err)
 		}
-		summary.Types, summary.Models = sortedKeys(types), sortedKeys(models)
-		generated := now().UTC()
-		if err := chartSeries(ctx, ex, name, generated, &summary); err != nil {
-			return err
-		}
-		// Rendered whole before anything is sent, so a failure is still a
-		// proper error response.
 		var buf bytes.Buffer
-		if err := export.PDFWithOptions(&buf, opts, name.String(), generated, summary, records, logger); err != nil {
+		if err := export.PDFWithOptions(&buf, opts, r.Company, r.Generated, r.Summary, r.Analyses, logger); err != nil {
 			return fmt.Errorf("render pdf export: %w", err)
 		}
-		attachment(c, "application/pdf", export.PDFFilename(name.String(), generated))
+		attachment(c, "application/pdf", export.PDFFilename(r.Company, r.Generated))
 		return c.Blob(http.StatusOK, "application/pdf", buf.Bytes())
 	}
-}
-
-// chartSeries reads the PDF report's chart series, over the ChartMonths
-// months before generated and the current one, into summary.
-func chartSeries(ctx context.Context, ex PDFExporter, name patent.CompanyName, generated time.Time, summary *export.PDFSummary) error {
-	start := time.Date(generated.Year(), generated.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, -ChartMonths, 0)
-	_, runs, err := ex.TrackingHistory(ctx, name, start)
-	switch {
-	case errors.Is(err, patent.ErrNotFound): // not tracked: no tracking chart
-	case err != nil:
-		return err
-	default:
-		summary.Tracked, summary.Runs = true, runs
-	}
-	summary.Months, err = ex.AnalysesPerMonth(ctx, name.String(), start)
-	return err
 }

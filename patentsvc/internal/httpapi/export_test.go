@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
+	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 
 	"github.com/gatewayapis/patentsvc/internal/export"
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -184,7 +185,7 @@ func TestExportPDFCharts(t *testing.T) {
 			t.Errorf("untracked: the report shows %q: %s", unwanted, text)
 		}
 	}
-	if _, err := en.st.CreateTracked(context.Background(), patent.CompanyName("Acme Corp")); err != nil {
+	if _, err := storetest.Track(context.Background(), en.st, "Acme Corp", en.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if text := page(); !strings.Contains(text, "Tracking Patent count per scheduled run") || !strings.Contains(text, "No runs yet") {

@@ -22,7 +22,7 @@ type healthJSON struct {
 
 // handleHealth serves GET /health (no token): 200 "ok", or 503 "degraded"
 // when the database does not answer.
-func handleHealth(st Store, opts Options, started time.Time, now func() time.Time) echo.HandlerFunc {
+func handleHealth(db Pinger, opts Options, started time.Time, now func() time.Time) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
@@ -32,7 +32,7 @@ func handleHealth(st Store, opts Options, started time.Time, now func() time.Tim
 			body.Analyzer = "not_configured"
 		}
 		status := http.StatusOK
-		if err := st.Ping(ctx); err != nil {
+		if err := db.Ping(ctx); err != nil {
 			body.Status, body.Database, status = "degraded", "error", http.StatusServiceUnavailable
 		}
 		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")

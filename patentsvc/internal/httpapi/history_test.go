@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
+	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
 
 // TestTrackedHistory: GET /admin/tracked/{company_name}/history answers
@@ -20,11 +21,11 @@ func TestTrackedHistory(t *testing.T) {
 		en := newEnv(t, onDialect(dialect))
 		_, tok := en.admin(t)
 		ctx := context.Background()
-		acme, err := en.st.CreateTracked(ctx, "Acme Corp")
+		acme, err := storetest.Track(ctx, en.st, "Acme Corp", en.clk.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := en.st.CreateTracked(ctx, "Idle Inc"); err != nil {
+		if _, err := storetest.Track(ctx, en.st, "Idle Inc", en.clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 		now := en.clk.Now()

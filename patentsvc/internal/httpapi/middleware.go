@@ -20,7 +20,7 @@ const userKey = "httpapi.user"
 // requireUser authenticates the bearer token and loads its user (from the
 // database, on every request). Missing or rejected tokens are 401 with
 // WWW-Authenticate: Bearer.
-func requireUser(authn Auth) echo.MiddlewareFunc {
+func requireUser(users Users) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			h := c.Request().Header.Get(echo.HeaderAuthorization)
@@ -28,7 +28,7 @@ func requireUser(authn Auth) echo.MiddlewareFunc {
 			if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 				return httperr.Wrap(auth.ErrInvalidToken, http.StatusUnauthorized, "Not authenticated")
 			}
-			u, err := authn.Authenticate(c.Request().Context(), strings.TrimSpace(token))
+			u, err := users.Authenticate(c.Request().Context(), strings.TrimSpace(token))
 			if err != nil {
 				return err
 			}

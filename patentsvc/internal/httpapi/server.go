@@ -39,33 +39,49 @@ const WriteTimeout = 5 * time.Minute
 // build's version, which Options.Version carries to the health endpoint.
 const InterfaceVersion = "1.0.0"
 
-// Auth registers users and checks tokens; *auth.Service implements it.
-type Auth interface {
+// Users registers users, signs them in, checks their tokens and manages
+// them; *auth.Service implements it.
+type Users interface {
 	Register(ctx context.Context, email, password string) (patent.User, error)
 	Login(ctx context.Context, email, password string) (auth.Tokens, error)
 	Refresh(ctx context.Context, refreshToken string) (auth.Tokens, error)
 	Authenticate(ctx context.Context, accessToken string) (patent.User, error)
+	// Users returns every user, oldest first.
+	Users(ctx context.Context) ([]patent.User, error)
+	// SetRole returns patent.ErrNotFound for an unknown user and
+	// patent.ErrLastAdmin when the change would leave no admin.
+	SetRole(ctx context.Context, id int64, role patent.Role) (patent.User, error)
+	// DeleteUser deletes user id on behalf of actor: patent.ErrSelfDelete,
+	// patent.ErrLastAdmin, patent.ErrNotFound.
+	DeleteUser(ctx context.Context, actor, id int64) error
 }
 
-// Store is what the API reads and writes directly; *store.Store implements
-// it.
-type Store interface {
+// Pinger is the readiness probe of the service's own database (health and
+// /readyz); *store.Store implements it. It is the one thing the HTTP
+// layer asks of the database itself: every request goes through a core.
+type Pinger interface {
 	Ping(ctx context.Context) error
-	ListUsers(ctx context.Context) ([]patent.User, error)
-	SetRole(ctx context.Context, id int64, role patent.Role) (patent.User, error)
-	DeleteUser(ctx context.Context, actor, id int64) error
-	ListTracked(ctx context.Context) ([]patent.TrackedCompany, error)
-	CreateTracked(ctx context.Context, name patent.CompanyName) (patent.TrackedCompany, error)
-	DeleteTracked(ctx context.Context, name patent.CompanyName) error
-	ListAlerts(ctx context.Context, limit int) ([]patent.Alert, error)
-	// ListChanges is a page of the tracked companies' runs since since
-	// that found new or dropped patents, newest first.
-	ListChanges(ctx context.Context, since time.Time, limit int, after string) ([]patent.PatentChangeRun, string, error)
-	AnalysisLister
-	JobStore
-	Analytics
-	PDFExporter // Exporter, and TrackingHistory for the history endpoint
-	WebhookDeliveries
+}
+
+// Deps are what the HTTP layer calls: the cores, each through the
+// interface it declares here, the database's readiness probe, the rate
+// limits, the metrics registry and the clock.
+type Deps struct {
+	Users    Users
+	Analyses Analyses
+	Jobs     Jobs
+	Tracking Tracking
+	Reports  Reports
+	// Deliveries lists and retries the webhook deliveries.
+	Deliveries Deliveries
+	Database   Pinger
+	Limits     Limits
+	// Registry is where the HTTP metrics and the rate limits' are
+	// registered, and what /metrics serves.
+	Registry *prometheus.Registry
+	// Started is when the process started (health's uptime).
+	Started time.Time
+	Now     func() time.Time
 }
 
 // Options are the settings the HTTP layer needs.
@@ -120,11 +136,10 @@ func NewLimits(now func() time.Time, cluster *ratelimit.Cluster) Limits {
 // Windows lists the windows, for the janitor that sweeps them.
 func (l Limits) Windows() []*ratelimit.Window { return []*ratelimit.Window{l.Register, l.Login} }
 
-// NewServer builds the service's router with its middleware and routes. an
-// and jobs may be nil while Options.AnalyzerMissing is not empty (the
-// analysis endpoints then answer 503).
-func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analyzer, jobs Jobs, limits Limits,
-	reg *prometheus.Registry, started time.Time, now func() time.Time) *echo.Echo {
+// NewServer builds the service's router with its middleware and routes.
+// While Options.AnalyzerMissing is not empty the endpoints that analyse
+// answer 503, and the others work.
+func NewServer(logger *slog.Logger, opts Options, deps Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard) // everything Echo reports reaches slog through the error handler
@@ -138,11 +153,11 @@ func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analy
 	// access log, so its line carries the trace id.
 	mw := []echo.MiddlewareFunc{
 		requestid.Middleware(logger, observe.TracingScope()),
-		observe.Middleware(logger, observe.NewMetrics(reg)),
+		observe.Middleware(logger, observe.NewMetrics(deps.Registry)),
 		observe.Recover(logger),
 		reqbody.Middleware(), // before the routes' body limits: a body's faults are the client's 400, its size the limit's 413
 	}
-	registerMetrics(reg, limits)
+	registerMetrics(deps.Registry, deps.Limits)
 	// Body limits are set where the routes are declared (routes.go).
 	// CORS preflights go on to the CORS middleware; every other OPTIONS is
 	// a wrong method. An empty origin list would make Echo allow every
@@ -160,7 +175,7 @@ func NewServer(logger *slog.Logger, opts Options, authn Auth, st Store, an Analy
 	}
 	route.Use(e, mw...)
 
-	addRoutes(e, logger, opts, authn, st, an, jobs, limits, reg, started, now)
+	addRoutes(e, logger, opts, deps)
 	return e
 }
 

@@ -35,9 +35,12 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
+	"github.com/gatewayapis/patentsvc/internal/reports"
 	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/patentsvc/internal/tracking"
+	"github.com/gatewayapis/patentsvc/internal/webhook"
 	"github.com/gatewayapis/shared/observe"
 )
 
@@ -223,7 +226,11 @@ func newEnv(t testing.TB, opts ...option) *env {
 		AnalyzerMissing: o.analyzerMissing,
 		Scheduler:       "disabled",
 		PDF:             o.pdf,
-	}, authn, st, analyzer, runner, limits, observe.NewRegistry(), epoch.Add(-90*time.Second), clk.Now)
+	}, httpapi.Deps{
+		Users: authn, Analyses: analyzer, Jobs: runner, Tracking: tracking.New(st, clk.Now), Reports: reports.New(st, st, clk.Now),
+		Deliveries: webhook.NewAdmin(st), Database: st, Limits: limits, Registry: observe.NewRegistry(),
+		Started: epoch.Add(-90 * time.Second), Now: clk.Now,
+	})
 	return &env{srv: srv, st: st, q: q, clk: clk, logs: logs, limits: limits, root: o.rootPath, world: world, runner: runner, sched: sched}
 }
 

@@ -11,11 +11,13 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
-// WebhookDeliveries lists and retries the stored webhook deliveries;
-// *store.Store implements it.
-type WebhookDeliveries interface {
-	ListDeliveries(ctx context.Context, f patent.DeliveryFilter, limit int, after string) ([]patent.Delivery, string, error)
-	RetryDelivery(ctx context.Context, id string) (patent.Delivery, error)
+// Deliveries lists and retries the stored webhook deliveries;
+// *webhook.Admin implements it.
+type Deliveries interface {
+	Deliveries(ctx context.Context, f patent.DeliveryFilter, limit int, after string) ([]patent.Delivery, string, error)
+	// Retry returns patent.ErrNotFound for an unknown id and a kind of
+	// patent.ErrConflict for a delivery that cannot be retried now.
+	Retry(ctx context.Context, id string) (patent.Delivery, error)
 }
 
 // deliveryJSON is one item of GET /admin/webhooks/deliveries. The target
@@ -39,7 +41,7 @@ func fromDelivery(d patent.Delivery) deliveryJSON {
 
 // handleListDeliveries serves GET /admin/webhooks/deliveries: newest
 // first, keyset-paged, optionally of one status.
-func handleListDeliveries(st WebhookDeliveries) echo.HandlerFunc {
+func handleListDeliveries(d Deliveries) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		limit, cursor, err := pageParams(c)
 		if err != nil {
@@ -51,7 +53,7 @@ func handleListDeliveries(st WebhookDeliveries) echo.HandlerFunc {
 		default:
 			return invalid("status", errors.New("status must be pending, delivered or failed"))
 		}
-		items, next, err := st.ListDeliveries(c.Request().Context(), f, limit, cursor)
+		items, next, err := d.Deliveries(c.Request().Context(), f, limit, cursor)
 		if err != nil {
 			return err
 		}
@@ -64,9 +66,9 @@ func handleListDeliveries(st WebhookDeliveries) echo.HandlerFunc {
 // attempt count (202 with the delivery). 404 for an unknown id; 409 for a
 // delivery that is not failed: a pending one is being retried already,
 // and a delivered one arrived (sending it again would be a duplicate).
-func handleRetryDelivery(st WebhookDeliveries) echo.HandlerFunc {
+func handleRetryDelivery(d Deliveries) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		d, err := st.RetryDelivery(c.Request().Context(), c.Param("delivery_id"))
+		d, err := d.Retry(c.Request().Context(), c.Param("delivery_id"))
 		if err != nil {
 			return err
 		}

@@ -85,6 +85,11 @@ type Store interface {
 	// runs; it refuses with a *patent.TooManyJobsError when the user has
 	// maxPerUser unfinished jobs.
 	CreateJob(ctx context.Context, j patent.Job, maxPerUser, attempts int) (patent.Job, error)
+	// Job returns a job; patent.ErrNotFound for an unknown id.
+	Job(ctx context.Context, id string) (patent.Job, error)
+	// ListJobs returns a page of the jobs f selects, newest first, and the
+	// cursor of the next page ("" at the end).
+	ListJobs(ctx context.Context, f patent.JobFilter, limit int, after string) ([]patent.Job, string, error)
 	// UnfinishedJobs returns up to limit pending or running jobs of a user
 	// (0: of every user), oldest first.
 	UnfinishedJobs(ctx context.Context, userID int64, limit int) ([]patent.Job, error)
@@ -146,6 +151,41 @@ type Runner struct {
 // NewRunner returns a Runner. notify may be nil (no webhooks).
 func NewRunner(cfg Config, st Store, batch Batcher, notify Notifier, logger *slog.Logger, now func() time.Time) *Runner {
 	return &Runner{cfg: cfg, store: st, batch: batch, notify: notify, logger: logger, now: now}
+}
+
+// Job returns job id as viewer may see it: their own, or any job for an
+// admin. Another user's job is the same patent.ErrNotFound as an unknown
+// id, so that nothing tells a user another's job exists (decisions.md:
+// 404, never 403).
+func (r *Runner) Job(ctx context.Context, viewer patent.User, id string) (patent.Job, error) {
+	j, err := r.store.Job(ctx, id)
+	if err != nil {
+		return patent.Job{}, err
+	}
+	if !j.VisibleTo(viewer) {
+		return patent.Job{}, fmt.Errorf("job %s belongs to another user: %w", id, patent.ErrNotFound)
+	}
+	return j, nil
+}
+
+// Jobs returns a page of the jobs viewer may list that f selects, newest
+// first, and the next page's cursor. A user lists their own jobs; an admin
+// lists everyone's, or one user's with f.UserID (any id: a deleted user's
+// jobs stay listed, an unknown id lists none). A user who asks for another
+// user's jobs is refused with a kind of patent.ErrForbidden, since
+// silently listing their own instead would look like the other user's.
+func (r *Runner) Jobs(ctx context.Context, viewer patent.User, f patent.JobFilter, limit int, after string) ([]patent.Job, string, error) {
+	if viewer.Role != patent.RoleAdmin {
+		if viewer.ID == 0 {
+			// UserID 0 would list every user's jobs.
+			return nil, "", errors.New("jobs: listing jobs without an authenticated user")
+		}
+		if f.UserID != 0 && f.UserID != viewer.ID {
+			return nil, "", patent.NewKindError(patent.ErrForbidden, "Admin privileges required to list another user's jobs")
+		}
+		f.UserID = viewer.ID
+	}
+	return r.store.ListJobs(ctx, f, limit, after)
 }
 
 // Submit stores a pending job of user userID for companies and queues its

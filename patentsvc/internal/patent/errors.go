@@ -10,6 +10,9 @@ import (
 var (
 	// ErrNotFound: the thing asked for does not exist.
 	ErrNotFound = errors.New("not found")
+	// ErrForbidden: the caller may not do this (a user asking for another
+	// user's data where the contract says 403).
+	ErrForbidden = errors.New("forbidden")
 	// ErrConflict: the thing to create exists already.
 	ErrConflict = errors.New("already exists")
 	// ErrInvalid: input breaks a rule (the error says which).

@@ -24,7 +24,7 @@ func TestMetrics(t *testing.T) {
 			st := storetest.OpenAt(t, d, dsn, time.Now)
 			q := storetest.NewQueue(t, st, dsn, queue.Config{}, queue.Workers{}) // no workers: units wait
 			for _, name := range []patent.CompanyName{"Acme", "Beta"} {
-				if _, err := st.CreateTracked(context.Background(), name); err != nil {
+				if _, err := storetest.Track(context.Background(), st, name, time.Now()); err != nil {
 					t.Fatal(err)
 				}
 			}

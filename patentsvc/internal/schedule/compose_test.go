@@ -61,7 +61,7 @@ func TestRunComposesBeforeItStores(t *testing.T) {
 	fake := newFake()
 	h := &hooks{}
 	sched := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20, NewPatentAlerts: true}, st, fake, h, slog.New(slog.DiscardHandler), clk.Now)
-	if _, err := st.CreateTracked(ctx, "Acme"); err != nil {
+	if _, err := storetest.Track(ctx, st, "Acme", clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	fake.set("Acme", 10)

@@ -31,7 +31,7 @@ func TestRunsHistory(t *testing.T) {
 				fake.counts["Acme"], fake.fail["Acme"] = n, fail
 				fake.mu.Unlock()
 				if len(want) == 0 {
-					st.CreateTracked(ctx, "Acme") // the first run is queued with the company
+					storetest.Track(ctx, st, "Acme", clk.Now()) // the first run is queued with the company
 					r.settle(t)
 				} else {
 					r.tick(t)

@@ -8,6 +8,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/store"
+	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
 
 // TestNewPatentAlerts: with NEW_PATENT_ALERTS a run that finds patents no
@@ -28,7 +29,7 @@ func TestNewPatentAlerts(t *testing.T) {
 				fake.pubs["Acme"], fake.counts["Acme"] = ids, len(ids)
 				fake.mu.Unlock()
 				if _, err := r.st.TrackedCompany(ctx, 1); err != nil {
-					r.st.CreateTracked(ctx, "Acme")
+					storetest.Track(ctx, r.st, "Acme", clk.Now())
 					r.settle(t)
 				} else {
 					r.tick(t)
@@ -88,7 +89,7 @@ func TestBaselineAfterMigration(t *testing.T) {
 		fake.mu.Unlock()
 	}
 	answer("A1")
-	r.st.CreateTracked(ctx, "Acme")
+	storetest.Track(ctx, r.st, "Acme", clk.Now())
 	r.settle(t)
 	// The state migration 0011 leaves a company analysed before it in.
 	db, err := r.st.SQL()

@@ -28,7 +28,7 @@ func TestScheduledRunRequestedByNull(t *testing.T) {
 			if res := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{RequestedBy: "5"}); !res.Success {
 				t.Fatalf("user's analysis = %+v", res)
 			}
-			if _, err := st.CreateTracked(ctx, "Acme Corp"); err != nil {
+			if _, err := storetest.Track(ctx, st, "Acme Corp", time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			r.settle(t) // a newly tracked company's first run is queued with it

@@ -28,7 +28,7 @@ func TestFirstRunAtOnce(t *testing.T) {
 				return w.Analyzer(nil)
 			}, schedule.Config{Interval: 24 * time.Hour, Threshold: 20})
 			st := r.st
-			acme, err := st.CreateTracked(ctx, "Acme Corp")
+			acme, err := storetest.Track(ctx, st, "Acme Corp", time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func TestFirstRunsOnce(t *testing.T) {
 			var names []string
 			for i := range 20 {
 				name := "Company " + string(rune('A'+i))
-				if _, err := []*rig{a, b}[i%2].st.CreateTracked(ctx, patent.CompanyName(name)); err != nil {
+				if _, err := storetest.Track(ctx, []*rig{a, b}[i%2].st, patent.CompanyName(name), time.Now()); err != nil {
 					t.Fatal(err)
 				}
 				names = append(names, name)
@@ -121,7 +121,7 @@ func TestFailedFirstRunBacksOff(t *testing.T) {
 			down := func() { w.Serp.Script(serpapitest.Unavailable(), serpapitest.Unavailable()) }
 
 			down()
-			acme, _ := st.CreateTracked(ctx, "Acme Corp") // the first run: due at once, fails
+			acme, _ := storetest.Track(ctx, st, "Acme Corp", clk.Now()) // the first run: due at once, fails
 			r.settle(t)
 			c := trackedByID(t, st, acme.ID)
 			if c.ConsecutiveFailures != 1 || !c.NextRunAt.Equal(start.Add(time.Minute)) || c.LastAnalysisAt != nil {
@@ -164,8 +164,8 @@ func TestFailureKinds(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
 	r := newRig(t, store.SQLite, clk.Now, schedule.Config{Interval: 24 * time.Hour, Threshold: 20, RetryBase: 5 * time.Minute}, scripted{}, nil)
 	st := r.st
-	llmDown, _ := st.CreateTracked(ctx, "LLM Down")
-	none, _ := st.CreateTracked(ctx, "No Patents")
+	llmDown, _ := storetest.Track(ctx, st, "LLM Down", clk.Now())
+	none, _ := storetest.Track(ctx, st, "No Patents", clk.Now())
 	r.settle(t)
 	c := trackedByID(t, st, llmDown.ID)
 	if c.ConsecutiveFailures != 1 || !c.NextRunAt.Equal(clk.Now().Add(5*time.Minute)) || c.LastPatentCount != 6 || c.LastAnalysisAt == nil {

@@ -200,8 +200,8 @@ func TestAlertRule(t *testing.T) {
 	}
 	// Baseline: a newly tracked company's first run is queued with it.
 	fake.set("Acme", 10)
-	st.CreateTracked(ctx, "Acme")
-	st.CreateTracked(ctx, "Zero Inc")
+	storetest.Track(ctx, st, "Acme", clk.Now())
+	storetest.Track(ctx, st, "Zero Inc", clk.Now())
 	r.settle(t)
 	clk.Advance(35 * time.Second)
 	r.tick(t) // not due again before the interval
@@ -263,7 +263,7 @@ func TestReplicasRunEachDueOnce(t *testing.T) {
 			for i := range 12 {
 				n := patent.CompanyName(fmt.Sprintf("Company %d", i))
 				names = append(names, n)
-				if _, err := replicas[i%3].st.CreateTracked(ctx, n); err != nil {
+				if _, err := storetest.Track(ctx, replicas[i%3].st, n, time.Now()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -305,7 +305,7 @@ func TestShortInterval(t *testing.T) {
 	alerts := make(chan patent.Alert, 4)
 	r := newRig(t, store.SQLite, time.Now, schedule.Config{Interval: 300 * time.Millisecond, Threshold: 20},
 		fake, notifierFunc(func(a patent.Alert) ([]patent.Delivery, error) { alerts <- a; return nil, nil }))
-	r.st.CreateTracked(ctx, "Acme")
+	storetest.Track(ctx, r.st, "Acme", time.Now())
 	r.startTicks(t, 50*time.Millisecond)
 	deadline := time.Now().Add(20 * time.Second)
 	for fake.callsOf("Acme") < 2 {
@@ -354,7 +354,7 @@ func TestShutdownRunsAgain(t *testing.T) {
 				dsn := storetest.DSN(t, d)
 				an := blockingAnalyzer{started: make(chan string, 1), searched: searched}
 				first := newReplica(t, d, dsn, time.Now, schedule.Config{Interval: time.Hour, Threshold: 20}, an, nil)
-				acme, _ := first.st.CreateTracked(ctx, "Acme")
+				acme, _ := storetest.Track(ctx, first.st, "Acme", time.Now())
 				select {
 				case <-an.started:
 				case <-time.After(20 * time.Second):
@@ -389,7 +389,7 @@ func TestRunOncePerDueTime(t *testing.T) {
 	fake := newFake()
 	fake.set("Acme", 4)
 	sched := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20}, st, fake, nil, slog.New(slog.DiscardHandler), time.Now)
-	acme, _ := st.CreateTracked(ctx, "Acme")
+	acme, _ := storetest.Track(ctx, st, "Acme", time.Now())
 	u := patent.ScheduledRun{TrackedID: acme.ID, DueAt: acme.NextRunAt}
 	for range 2 {
 		if err := sched.Run(ctx, u); err != nil {
@@ -418,7 +418,7 @@ func TestRunTimeout(t *testing.T) {
 	an := blockingAnalyzer{started: make(chan string, 1)}
 	sched := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20, Timeout: 100 * time.Millisecond, RetryBase: time.Minute},
 		st, an, nil, slog.New(slog.DiscardHandler), clk.Now)
-	acme, _ := st.CreateTracked(ctx, "Acme")
+	acme, _ := storetest.Track(ctx, st, "Acme", clk.Now())
 	if err := sched.Run(ctx, patent.ScheduledRun{TrackedID: acme.ID, DueAt: acme.NextRunAt}); err != nil {
 		t.Fatalf("Run = %v, want the timed-out run recorded", err)
 	}

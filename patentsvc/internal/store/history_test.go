@@ -65,8 +65,8 @@ func mustHistory(t *testing.T, s *store.Store, name patent.CompanyName, since ti
 // since on, under the name in any letter case.
 func TestTrackingHistory(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		acme, _ := s.CreateTracked(ctx, "Acme Corp")
-		other, _ := s.CreateTracked(ctx, "Other")
+		acme, _ := storetest.Track(ctx, s, "Acme Corp", time.Now())
+		other, _ := storetest.Track(ctx, s, "Other", time.Now())
 		t0 := time.Date(2026, 1, 10, 9, 0, 0, 0, time.UTC)
 		day := 24 * time.Hour
 		if err := recordRun(t, s, acme.ID, 10, t0, 0, t0.Add(day), nil, nil); err != nil {
@@ -123,7 +123,7 @@ func TestTrackingHistory(t *testing.T) {
 		if _, _, err := s.TrackingHistory(ctx, "Acme Corp", t0); !errors.Is(err, patent.ErrNotFound) {
 			t.Errorf("TrackingHistory(untracked) = %v, want ErrNotFound", err)
 		}
-		if _, err := s.CreateTracked(ctx, "Acme Corp"); err != nil {
+		if _, err := storetest.Track(ctx, s, "Acme Corp", time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if runs := mustHistory(t, s, "Acme Corp", t0); len(runs) != 0 {
@@ -140,7 +140,7 @@ func TestTrackingHistory(t *testing.T) {
 // untracked meanwhile records nothing, its alert neither.
 func TestRecordRunIsOneTransaction(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		acme, _ := s.CreateTracked(ctx, "Acme")
+		acme, _ := storetest.Track(ctx, s, "Acme", time.Now())
 		t0 := time.Date(2026, 1, 10, 9, 0, 0, 0, time.UTC)
 		if err := recordRun(t, s, acme.ID, 10, t0, 0, t0.Add(time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
@@ -181,8 +181,8 @@ func TestRecordRunIsOneTransaction(t *testing.T) {
 // than one batch), of every company; later ones stay.
 func TestPruneTrackingRuns(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		acme, _ := s.CreateTracked(ctx, "Acme")
-		beta, _ := s.CreateTracked(ctx, "Beta")
+		acme, _ := storetest.Track(ctx, s, "Acme", time.Now())
+		beta, _ := storetest.Track(ctx, s, "Beta", time.Now())
 		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		const n = 1300 // per company: 2,600 rows, three batches of 1,000
 		for i := range n {
@@ -288,8 +288,8 @@ func runsText(runs []patent.TrackingRun) string {
 // since a time, newest first, a page at a time; untracking forgets them.
 func TestPatentChanges(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		acme, _ := s.CreateTracked(ctx, "Acme")
-		beta, _ := s.CreateTracked(ctx, "Beta")
+		acme, _ := storetest.Track(ctx, s, "Acme", time.Now())
+		beta, _ := storetest.Track(ctx, s, "Beta", time.Now())
 		seen, err := s.SeenPatents(ctx, acme.ID, []string{"A1"})
 		if err != nil || seen.Since != nil || len(seen.Known) != 0 || len(seen.Last) != 0 {
 			t.Fatalf("SeenPatents before any run = %+v, %v", seen, err)

@@ -103,7 +103,7 @@ func TestJobOwnership(t *testing.T) {
 		}
 
 		// Deleting bob keeps his jobs, still his.
-		if err := s.DeleteUser(ctx, admin.ID, bob.ID); err != nil {
+		if err := s.DeleteUser(ctx, bob.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := listJobIDs(t, s, patent.JobFilter{UserID: bob.ID}); !slices.Equal(got, bobJobs) {

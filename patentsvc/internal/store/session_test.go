@@ -139,7 +139,7 @@ func newDeadRig(t *testing.T, dialect string) *deadRig {
 		r.other = openSession(t, storetest.OpenAt(t, dialect, dsn, time.Now))
 		openSession(t, r.st)
 	}
-	if _, err := r.st.CreateTracked(ctx, "Acme"); err != nil {
+	if _, err := storetest.Track(ctx, r.st, "Acme", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.st.CreateAlert(ctx, testAlert, deliveriesOf("d", "https://a.example/h")); err != nil {

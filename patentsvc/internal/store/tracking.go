@@ -12,7 +12,6 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/shared/observe"
 )
 
 type trackedCompanyRow struct {
@@ -55,30 +54,31 @@ func (s *Store) ListTracked(ctx context.Context) ([]patent.TrackedCompany, error
 	return out, nil
 }
 
-// CreateTracked starts tracking a company, due for its first scheduled run
-// at once: its run is queued in the same transaction (decisions.md: the
-// first run of a newly tracked company at once), for whichever replica
-// takes it up first. When a company of the same name, in any letter case,
-// is tracked already, it returns a *patent.AlreadyTrackedError (a kind of
-// patent.ErrConflict) carrying that company's current state.
+// CreateTracked starts tracking a company, due at first.DueAt, and queues
+// first, the first scheduled run the tracking core composed, in the same
+// transaction (decisions.md: the first run of a newly tracked company at
+// once), with the company's id and the ids its alerts will have filled in,
+// for whichever replica takes it up first. When a company of the same
+// name, in any letter case, is tracked already, it returns a
+// *patent.AlreadyTrackedError (a kind of patent.ErrConflict) carrying that
+// company's current state.
 //
 // The insert skips a conflicting row instead of failing (a failed statement
 // would end a PostgreSQL transaction), and the row it conflicted with is
 // read in the same transaction; on PostgreSQL that row may be untracked
 // between the two statements, and then the insert is tried again.
-func (s *Store) CreateTracked(ctx context.Context, name patent.CompanyName) (patent.TrackedCompany, error) {
+func (s *Store) CreateTracked(ctx context.Context, name patent.CompanyName, first patent.ScheduledRun) (patent.TrackedCompany, error) {
 	now := utc(s.now())
 	var row trackedCompanyRow
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		for range 3 {
-			row = trackedCompanyRow{CompanyName: name.String(), NextRunAt: now, CreatedAt: now}
+			row = trackedCompanyRow{CompanyName: name.String(), NextRunAt: utc(first.DueAt), CreatedAt: now}
 			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
 			if res.Error != nil {
 				return res.Error
 			}
 			if res.RowsAffected == 1 {
-				// The first run's span links to this request's.
-				_, err := s.queueRuns(ctx, tx, []trackedCompanyRow{row}, observe.TraceParent(ctx))
+				_, err := s.queueRuns(ctx, tx, []trackedCompanyRow{row}, first.TraceParent)
 				return err
 			}
 			cur, err := trackedByName(tx, name)

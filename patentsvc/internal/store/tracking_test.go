@@ -19,7 +19,7 @@ import (
 // ErrConflict) that carries the company's current state, as stored.
 func TestTrackAgainCarriesState(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		acme, err := s.CreateTracked(ctx, "Acme Corp")
+		acme, err := storetest.Track(ctx, s, "Acme Corp", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +27,7 @@ func TestTrackAgainCarriesState(t *testing.T) {
 		if err := recordRun(t, s, acme.ID, 12, at, 2, at.Add(time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.CreateTracked(ctx, "ACME CORP")
+		_, err = storetest.Track(ctx, s, "ACME CORP", time.Now())
 		var dup *patent.AlreadyTrackedError
 		if !errors.As(err, &dup) || !errors.Is(err, patent.ErrConflict) {
 			t.Fatalf("CreateTracked(ACME CORP) = %v, want an AlreadyTrackedError matching ErrConflict", err)
@@ -45,7 +45,7 @@ func TestTrackAgainCarriesState(t *testing.T) {
 		if err := s.DeleteTracked(ctx, "acme corp"); err != nil {
 			t.Fatal(err)
 		}
-		if again, err := s.CreateTracked(ctx, "ACME Corp"); err != nil || again.ConsecutiveFailures != 0 || again.LastAnalysisAt != nil {
+		if again, err := storetest.Track(ctx, s, "ACME Corp", time.Now()); err != nil || again.ConsecutiveFailures != 0 || again.LastAnalysisAt != nil {
 			t.Errorf("track after untrack = %+v, %v", again, err)
 		}
 	})
@@ -73,7 +73,7 @@ func unitsOf(t *testing.T, s *store.Store, id int64) []storetest.Unit {
 // once, in the same transaction.
 func TestTrackQueuesFirstRun(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		acme, err := s.CreateTracked(ctx, "Acme")
+		acme, err := storetest.Track(ctx, s, "Acme", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestTrackQueuesFirstRun(t *testing.T) {
 		if len(units) != 1 || units[0].State != "available" || !strings.Contains(units[0].Args, `"due_at":`+string(due)) {
 			t.Fatalf("units of a newly tracked company = %+v, want its first run due at %s", units, due)
 		}
-		if _, err := s.CreateTracked(ctx, "ACME"); err == nil {
+		if _, err := storetest.Track(ctx, s, "ACME", time.Now()); err == nil {
 			t.Fatal("tracked twice")
 		}
 		if n := len(storetest.Units(t, s, "scheduled_run")); n != 1 {
@@ -99,9 +99,9 @@ func TestQueueDue(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			clk := &movingClock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
 			s := storetest.Open(t, d, clk.Now)
-			acme, _ := s.CreateTracked(ctx, "Acme")
-			beta, _ := s.CreateTracked(ctx, "Beta")
-			later, _ := s.CreateTracked(ctx, "Later")
+			acme, _ := storetest.Track(ctx, s, "Acme", clk.Now())
+			beta, _ := storetest.Track(ctx, s, "Beta", clk.Now())
+			later, _ := storetest.Track(ctx, s, "Later", clk.Now())
 			if seen, n, err := s.QueueDue(ctx, 10); err != nil || seen != 0 || n != 0 {
 				t.Fatalf("QueueDue with every first run queued = %d, %d, %v; want 0", seen, n, err)
 			}
@@ -150,7 +150,7 @@ func TestQueueDueReplicas(t *testing.T) {
 			const n = 60
 			var ids []int64
 			for i := range n {
-				c, err := stores[0].CreateTracked(ctx, patent.CompanyName(fmt.Sprintf("Company %d", i)))
+				c, err := storetest.Track(ctx, stores[0], patent.CompanyName(fmt.Sprintf("Company %d", i)), time.Now())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -205,7 +205,7 @@ func TestQueueDueReplicas(t *testing.T) {
 // (the unit run again after its process died) stores nothing.
 func TestRecordOncePerDueTime(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		acme, _ := s.CreateTracked(ctx, "Acme")
+		acme, _ := storetest.Track(ctx, s, "Acme", time.Now())
 		due, at := acme.NextRunAt, time.Now()
 		alert := testAlert
 		if ok, err := s.RecordRun(ctx, acme.ID, due, patent.RunOutcome{Count: 5, At: at, Next: at.Add(time.Hour)}, nil); !ok || err != nil {
@@ -235,7 +235,7 @@ func TestRecordOncePerDueTime(t *testing.T) {
 // a run with a count records it, and a success resets the failures.
 func TestRunOutcomes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		acme, _ := s.CreateTracked(ctx, "Acme")
+		acme, _ := storetest.Track(ctx, s, "Acme", time.Now())
 		at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 		if err := recordRun(t, s, acme.ID, 7, at, 0, at.Add(24*time.Hour), nil, nil); err != nil {
 			t.Fatal(err)
@@ -273,7 +273,7 @@ func mustTracked(t *testing.T, s *store.Store) patent.TrackedCompany {
 func TestQueuedRunCarriesItsAlertIDs(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		for _, name := range []patent.CompanyName{"Acme", "Beta"} {
-			if _, err := s.CreateTracked(ctx, name); err != nil {
+			if _, err := storetest.Track(ctx, s, name, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}

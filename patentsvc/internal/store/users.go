@@ -121,15 +121,12 @@ func (s *Store) SetRole(ctx context.Context, id int64, role patent.Role) (patent
 	return row.toDomain(), nil
 }
 
-// DeleteUser deletes a user and their refresh tokens on behalf of actor.
-// Their jobs stay, with their user id (jobs.user_id has no foreign key),
-// for admins to see. It returns patent.ErrSelfDelete when actor is the user,
-// patent.ErrNotFound for an unknown user and patent.ErrLastAdmin for the
-// last admin.
-func (s *Store) DeleteUser(ctx context.Context, actor, id int64) error {
-	if actor == id {
-		return fmt.Errorf("delete user %d: %w", id, patent.ErrSelfDelete)
-	}
+// DeleteUser deletes a user and their refresh tokens. Their jobs stay,
+// with their user id (jobs.user_id has no foreign key), for admins to see.
+// It returns patent.ErrNotFound for an unknown user and
+// patent.ErrLastAdmin for the last admin (counted under the admins' lock,
+// in the same transaction).
+func (s *Store) DeleteUser(ctx context.Context, id int64) error {
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		if err := s.lockKey(tx, lockAdmins); err != nil {
 			return err

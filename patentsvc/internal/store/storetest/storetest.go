@@ -26,6 +26,7 @@ import (
 	"gorm.io/gorm"
 	gormlogger "gorm.io/gorm/logger"
 
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 )
@@ -260,4 +261,10 @@ func SetUnitRunning(tb testing.TB, s *store.Store, id int64, runner string, atte
 	if _, err := db.ExecContext(context.Background(), q, runner, attempt, id); err != nil {
 		tb.Fatalf("set unit %d running: %v", id, err)
 	}
+}
+
+// Track starts tracking name on s as the tracking core does: its first run
+// due at at, queued with it.
+func Track(ctx context.Context, s *store.Store, name patent.CompanyName, at time.Time) (patent.TrackedCompany, error) {
+	return s.CreateTracked(ctx, name, patent.ScheduledRun{DueAt: at, CompanyName: name.String()})
 }
