@@ -43,6 +43,13 @@ type Port interface{ Get(id string) (Order, error) }
 type Stream io.Reader
 
 type Number interface{ ~int | ~float64 }
+
+// Kind is sealed (an unexported method): a sum type of the domain's own,
+// not a port, so the check lets it be.
+type Kind interface {
+	Name() string
+	isKind()
+}
 `,
 	"internal/orders/orders.go": `package orders
 

@@ -15,10 +15,13 @@ import (
 )
 
 // NoDomainInterfaces checks the ports by one rule: a domain package
-// declares no interface type (none at all: no port, no alias of one, no
-// type defined from another package's interface). An interface is
-// declared by the package that calls through it, on the consumer's side
-// (STYLE.md items 4 and 26); the domain holds the types it is written in.
+// declares no interface type (no port, no alias of one, no type defined
+// from another package's interface). An interface is declared by the
+// package that calls through it, on the consumer's side (STYLE.md items 4
+// and 26); the domain holds the types it is written in. A sealed
+// interface, one with an unexported method, is not a port: no package
+// but its own can implement it, so it is a closed set of the domain's own
+// types (a sum type, such as the kinds of a queued unit), and is let be.
 // Interfaces in cfg.DomainInterfaceExemptions are let be; an exemption
 // that no longer names an interface of a domain package fails the check.
 func NoDomainInterfaces(t testing.TB, cfg Config) {
@@ -26,7 +29,7 @@ func NoDomainInterfaces(t testing.TB, cfg Config) {
 	declared, complete := interfacesOf(t, cfg, RoleDomain)
 	var findings []finding
 	for _, d := range declared {
-		if !slices.Contains(cfg.DomainInterfaceExemptions, d.Decl) {
+		if !d.sealed && !slices.Contains(cfg.DomainInterfaceExemptions, d.Decl) {
 			findings = append(findings, finding{d.pos, fmt.Sprintf("%s (domain) declares the interface %s: declare it in the package that calls through it (consumer side, STYLE.md items 4 and 26)", d.Pkg, d.Name)})
 		}
 	}
@@ -80,7 +83,8 @@ func InterfaceSize(t testing.TB, cfg Config) {
 type declaredInterface struct {
 	Decl
 	pos     token.Position
-	methods int // the size of its method set
+	methods int  // the size of its method set
+	sealed  bool // it has an unexported method: only its package implements it
 }
 
 // interfacesOf type-checks the module's packages whose rule gives them
@@ -124,7 +128,7 @@ func interfacesOf(t testing.TB, cfg Config, roles ...Role) (declared []declaredI
 			if !ok || generated[pos.Filename] {
 				continue
 			}
-			declared = append(declared, declaredInterface{Decl{p.Name, tn.Name()}, pos, iface.NumMethods()})
+			declared = append(declared, declaredInterface{Decl{p.Name, tn.Name()}, pos, iface.NumMethods(), sealed(iface)})
 		}
 	}
 	return declared, complete
@@ -175,4 +179,15 @@ func parseForTypes(t testing.TB, fset *token.FileSet, p Package) ([]*ast.File, m
 		generated[file] = ast.IsGenerated(f)
 	}
 	return files, generated
+}
+
+// sealed reports whether iface has an unexported method, which no type
+// outside its package can implement.
+func sealed(iface *types.Interface) bool {
+	for i := range iface.NumMethods() {
+		if !iface.Method(i).Exported() {
+			return true
+		}
+	}
+	return false
 }

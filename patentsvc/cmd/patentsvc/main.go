@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/auth"
@@ -128,10 +129,7 @@ func serve(ctx context.Context, listen func(port int) (net.Listener, error), get
 	reg := observe.NewRegistry()
 	hooks.RegisterMetrics(reg)
 	work.RegisterMetrics(ctx, reg)
-	handler := httpapi.NewServer(logger, serverOptions(cfg, pdfFonts), httpapi.Deps{
-		Users: authn, Analyses: analyzer, Jobs: runner, Tracking: tracking.New(st, time.Now), Reports: reports.New(st, st, time.Now),
-		Deliveries: webhook.NewAdmin(st), Database: st, Limits: limits, Registry: reg, Started: time.Now(), Now: time.Now,
-	})
+	handler := httpapi.NewServer(logger, serverOptions(cfg, pdfFonts), serverDeps(st, authn, analyzer, runner, limits, reg))
 	ln, err := listenAndWork(ctx, listen, cfg.Port, work, ticks)
 	if err != nil {
 		return err
@@ -431,6 +429,16 @@ func storeDialect(db config.Database) string {
 		return store.Postgres
 	}
 	return store.SQLite
+}
+
+// serverDeps are the cores the HTTP layer calls, on st: the ones run
+// builds for its background work too, and those only requests use.
+func serverDeps(st *store.Store, authn *auth.Service, an *analysis.Analyzer, runner *jobs.Runner, limits httpapi.Limits,
+	reg *prometheus.Registry) httpapi.Deps {
+	return httpapi.Deps{
+		Users: authn, Analyses: an, Jobs: runner, Tracking: tracking.New(st, time.Now), Reports: reports.New(st, st, time.Now),
+		Deliveries: webhook.NewAdmin(st), Database: st, Limits: limits, Registry: reg, Started: time.Now(), Now: time.Now,
+	}
 }
 
 // serverOptions are the settings the HTTP layer needs.

@@ -96,6 +96,13 @@ type Config struct {
 	MaxAnswerBytes int
 }
 
+// Progress hears a batch's progress: Done is told the number of companies
+// done after each one (the jobs core records it on the job). It is an
+// alias of an interface literal, not a defined type, so that a consumer of
+// AnalyzeBatch (jobs, httpapi) names the very same type with the literal
+// alone, without importing this package.
+type Progress = interface{ Done(completed int) }
+
 // Analyzer runs analyses. It is safe for concurrent use.
 type Analyzer struct {
 	cfg     Config
@@ -441,7 +448,7 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 // left are reported as failed, "not analysed: " and ctx's cause (a job's
 // JOBS_TIMEOUT, say).
 func (a *Analyzer) AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions,
-	progress patent.Progress) patent.BatchResult {
+	progress Progress) patent.BatchResult {
 	start := a.now()
 	model := a.model(opts.Model)
 	opts.Model = model

@@ -306,7 +306,7 @@ func TestPortfolioFacts(t *testing.T) {
 	}
 }
 
-// progressFunc is a patent.Progress of a function.
+// progressFunc is an analysis.Progress of a function.
 type progressFunc func(n int)
 
 func (f progressFunc) Done(n int) { f(n) }

@@ -23,11 +23,12 @@ const (
 )
 
 // Analyses runs analyses and lists the stored ones; *analysis.Analyzer
-// implements it.
+// implements it. AnalyzeBatch's progress is analysis.Progress, an alias of
+// the same interface literal.
 type Analyses interface {
 	AnalyzeCompany(ctx context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis
 	AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, opts patent.AnalyzeOptions) (patent.PatentAnalysis, error)
-	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress patent.Progress) patent.BatchResult
+	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress interface{ Done(completed int) }) patent.BatchResult
 	// Analyses returns a page of the stored analyses (of one company when
 	// company is not empty), newest first, and the next page's cursor.
 	Analyses(ctx context.Context, company string, limit int, after string) ([]patent.AnalysisRecord, string, error)

@@ -113,9 +113,10 @@ type Store interface {
 	RefillJobStarts(ctx context.Context, attempts int) (int64, error)
 }
 
-// Batcher analyses a batch; *analysis.Analyzer implements it.
+// Batcher analyses a batch; *analysis.Analyzer implements it. progress is
+// analysis.Progress, an alias of the same interface literal.
 type Batcher interface {
-	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress patent.Progress) patent.BatchResult
+	AnalyzeBatch(ctx context.Context, names []patent.CompanyName, workers int, opts patent.AnalyzeOptions, progress interface{ Done(completed int) }) patent.BatchResult
 }
 
 // Notifier composes the webhook deliveries of a job that ended, which the

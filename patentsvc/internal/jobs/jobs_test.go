@@ -31,7 +31,7 @@ type gateBatcher struct {
 
 var _ jobs.Batcher = (*gateBatcher)(nil)
 
-func (g *gateBatcher) AnalyzeBatch(ctx context.Context, names []patent.CompanyName, _ int, opts patent.AnalyzeOptions, progress patent.Progress) patent.BatchResult {
+func (g *gateBatcher) AnalyzeBatch(ctx context.Context, names []patent.CompanyName, _ int, opts patent.AnalyzeOptions, progress interface{ Done(completed int) }) patent.BatchResult {
 	g.mu.Lock()
 	g.calls++
 	g.mu.Unlock()

@@ -211,9 +211,3 @@ type PatentAnalysis struct {
 	Model       string
 	Cached      bool
 }
-
-// Progress hears a batch's progress: Done is told the number of companies
-// done after each one (the jobs core records it on the job).
-type Progress interface {
-	Done(n int)
-}
