@@ -268,11 +268,16 @@ func openPDFStore(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 	return blobs, nil
 }
 
-// newAnalyzer builds the analysis pipeline on its upstream clients.
+// newAnalyzer builds the analysis pipeline on its upstream clients, the
+// search and the model each behind its cache.
 func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, extractor *pdf.Extractor, logger *slog.Logger) *analysis.Analyzer {
+	caches := analysis.CacheConfig{Read: cfg.UseCache, SearchTTL: cfg.SerpCacheTTL,
+		// LLM_MAX_ANSWER_KB: the client cuts fresh answers, the cache
+		// cached ones.
+		MaxAnswerBytes: cfg.LLMMaxAnswerBytes}
+	search := serpapi.NewClient(cfg.SerpAPIBaseURL, cfg.SerpAPIKey.Reveal(), cfg.UpstreamTimeout, cfg.UpstreamRetries, logger)
+	model := llm.NewClient(cfg.LLMBaseURL, cfg.LLMAPIKey.Reveal(), cfg.LLMTimeout, cfg.UpstreamRetries, cfg.LLMMaxAnswerBytes, logger)
 	return analysis.New(analysis.Config{
-		UseCache:     cfg.UseCache,
-		SearchTTL:    cfg.SerpCacheTTL,
 		Lookback:     time.Duration(cfg.PatentLookbackDays) * 24 * time.Hour,
 		MaxPatents:   cfg.MaxPatentsPerCompany,
 		DefaultModel: cfg.Model,
@@ -280,12 +285,8 @@ func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, ext
 		PDFWorkers:   cfg.PDFWorkers,
 		MaxTokens:    cfg.LLMMaxTokens,
 		PDFLimits:    extractor.Limits().String(),
-		// LLM_MAX_ANSWER_KB: the client cuts fresh answers, the analyzer
-		// cached ones.
-		MaxAnswerBytes: cfg.LLMMaxAnswerBytes,
 	},
-		serpapi.NewClient(cfg.SerpAPIBaseURL, cfg.SerpAPIKey.Reveal(), cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
-		llm.NewClient(cfg.LLMBaseURL, cfg.LLMAPIKey.Reveal(), cfg.LLMTimeout, cfg.UpstreamRetries, cfg.LLMMaxAnswerBytes, logger),
+		analysis.CachedSearch(search, st, caches, logger), analysis.CachedCompletions(model, st, caches, logger),
 		pdfstore.NewDownloader(cfg.PDFAllowedHosts, cfg.PDFMaxBytes, cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
 		blobs, extractor.Extract, st, logger, time.Now)
 }

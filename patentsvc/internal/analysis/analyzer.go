@@ -3,7 +3,6 @@ package analysis
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -55,10 +54,6 @@ type Extractor func(ctx context.Context, r io.ReaderAt, size int64) (patent.Sect
 // Store is the database the analyzer reads and writes; *store.Store
 // implements it.
 type Store interface {
-	SearchCache(ctx context.Context, key string, maxAge time.Duration) ([]byte, bool, error)
-	PutSearchCache(ctx context.Context, key string, body []byte) error
-	LLMCache(ctx context.Context, key string) (patent.LLMAnswer, bool, error)
-	PutLLMCache(ctx context.Context, a patent.LLMAnswer) error
 	UpsertPatent(ctx context.Context, p patent.StoredPatent) error
 	Patent(ctx context.Context, id string) (patent.StoredPatent, error)
 	// PDFVerdicts returns the verdicts of the patents ids stored under
@@ -73,8 +68,6 @@ type Store interface {
 
 // Config holds the analysis settings.
 type Config struct {
-	UseCache     bool
-	SearchTTL    time.Duration
 	Lookback     time.Duration
 	MaxPatents   int
 	DefaultModel string
@@ -90,10 +83,6 @@ type Config struct {
 	// (pdf.Limits.String): a PDF that broke them before, under the same
 	// limits, is not read again.
 	PDFLimits string
-	// MaxAnswerBytes caps a stored answer (LLM_MAX_ANSWER_KB; 0: no cap).
-	// The language model's client cuts fresh answers; this cuts answers
-	// read from the LLM cache, which may predate the cap or a lower one.
-	MaxAnswerBytes int
 }
 
 // Progress hears a batch's progress: Done is told the number of companies
@@ -180,48 +169,27 @@ func (a *Analyzer) analyzeCompany(ctx context.Context, name patent.CompanyName, 
 
 	texts := a.patentTexts(ctx, name, found.Patents, res.Patents)
 	prompt := portfolio(name.String(), texts, found.Portfolio)
-	ans, cached, err := a.complete(ctx, model, prompt, opts.Fresh)
+	ans, err := a.complete(ctx, model, prompt, opts.Fresh)
 	if err != nil {
 		a.logger.WarnContext(ctx, "analysis failed", "company", name.String(), "model", model, "err", err.Error())
 		return fail("analysis failed: %v", err)
 	}
 	rec, err := a.store.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: name.String(), AnalysisType: patent.AnalysisPortfolio,
-		Model: ans.AnsweredModel, Response: ans.Response, Cached: cached, PromptTokens: ans.PromptTokens,
+		Model: ans.Model, Response: ans.Text, Cached: ans.Cached, PromptTokens: ans.PromptTokens,
 		CompletionTokens: ans.CompletionTokens, RequestedBy: opts.RequestedBy, Portfolio: found.Portfolio, Patents: res.Patents})
 	if err != nil {
 		a.logger.ErrorContext(ctx, "storing analysis failed", "company", name.String(), "err", err.Error())
 		return fail("storing the analysis failed")
 	}
-	res.Success, res.Analysis, res.Cached, res.Timestamp = true, &ans.Response, cached, rec.Timestamp
-	res.Model = &ans.AnsweredModel
+	res.Success, res.Analysis, res.Cached, res.Timestamp = true, &ans.Text, ans.Cached, rec.Timestamp
+	res.Model = &ans.Model
 	return res
 }
 
-// searchPatents returns the company's recent patents with a PDF, from the
-// search cache when allowed.
+// searchPatents returns the company's recent patents with a PDF; fresh
+// asks the search API itself, not the search cache (CachedSearch).
 func (a *Analyzer) searchPatents(ctx context.Context, name patent.CompanyName, fresh bool) (patent.SearchResult, error) {
-	q := patent.SearchQuery{Company: name.String(), Since: a.now().Add(-a.cfg.Lookback), Max: a.cfg.MaxPatents}
-	key := a.search.Key(q)
-	if a.cfg.UseCache && !fresh {
-		body, ok, err := a.store.SearchCache(ctx, key, a.cfg.SearchTTL)
-		if err != nil {
-			a.logger.WarnContext(ctx, "search cache read failed", "err", err.Error())
-		}
-		var r patent.SearchResult
-		if ok && json.Unmarshal(body, &r) == nil {
-			return r, nil
-		}
-	}
-	r, err := a.search.Search(ctx, q)
-	if err != nil {
-		return patent.SearchResult{}, err
-	}
-	if body, err := json.Marshal(r); err == nil {
-		if err := a.store.PutSearchCache(ctx, key, body); err != nil {
-			a.logger.WarnContext(ctx, "search cache write failed", "err", err.Error())
-		}
-	}
-	return r, nil
+	return a.search.Search(ctx, patent.SearchQuery{Company: name.String(), Since: a.now().Add(-a.cfg.Lookback), Max: a.cfg.MaxPatents, Fresh: fresh})
 }
 
 // patentTexts records the patents and reduces each to prompt text,
@@ -342,41 +310,19 @@ func (a *Analyzer) pdfBytes(ctx context.Context, id, link string) ([]byte, strin
 	return data, path, nil
 }
 
-// complete asks the model, or the LLM cache when allowed.
-func (a *Analyzer) complete(ctx context.Context, model, prompt string, fresh bool) (patent.LLMAnswer, bool, error) {
-	key := cacheKey(model, prompt)
-	if a.cfg.UseCache && !fresh {
-		ans, ok, err := a.store.LLMCache(ctx, key)
-		if err != nil {
-			a.logger.WarnContext(ctx, "llm cache read failed", "err", err.Error())
-		}
-		// A cached answer is stored again (as a cached analysis) by the
-		// rules of a fresh one (decisions.md, "Both services: hostile
-		// input answered, never a 5xx"): an entry written before them may
-		// hold NUL characters (SQLite kept them), or be longer than the
-		// cap is now. Clean entries are returned as they are; one that
-		// cleaning empties is a miss.
-		if ok {
-			ans.Response = patent.CutAnswer(patent.CleanText(ans.Response), a.cfg.MaxAnswerBytes)
-			ans.AnsweredModel = patent.CleanText(ans.AnsweredModel)
-			if ans.Response != "" {
-				return ans, true, nil
-			}
-		}
-	}
-	resp, err := a.llm.Complete(ctx, patent.CompletionRequest{Model: model, System: systemPrompt, Prompt: prompt, MaxTokens: a.cfg.MaxTokens, Temperature: 0.2})
+// complete asks the model (fresh: the model itself, not the LLM cache,
+// CachedCompletions) and returns its answer; the answered model is the
+// requested one when the answer names none.
+func (a *Analyzer) complete(ctx context.Context, model, prompt string, fresh bool) (patent.Completion, error) {
+	resp, err := a.llm.Complete(ctx, patent.CompletionRequest{Model: model, System: systemPrompt, Prompt: prompt, MaxTokens: a.cfg.MaxTokens,
+		Temperature: 0.2, Fresh: fresh})
 	if err != nil {
-		return patent.LLMAnswer{}, false, err
+		return patent.Completion{}, err
 	}
-	ans := patent.LLMAnswer{Key: key, Model: model, AnsweredModel: resp.Model, Response: resp.Text,
-		PromptTokens: resp.PromptTokens, CompletionTokens: resp.CompletionTokens}
-	if ans.AnsweredModel == "" {
-		ans.AnsweredModel = model
+	if resp.Model == "" {
+		resp.Model = model
 	}
-	if err := a.store.PutLLMCache(ctx, ans); err != nil {
-		a.logger.WarnContext(ctx, "llm cache write failed", "err", err.Error())
-	}
-	return ans, false, nil
+	return resp, nil
 }
 
 // AnalyzePatent analyses one patent from its stored PDF, downloading it
@@ -428,16 +374,16 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 	}
 	title := stored.Title
 	prompt := single(promptPatent{ID: id, Title: title, Company: company.String(), Text: minimize(secs, a.cfg.PromptBudget)})
-	ans, cached, err := a.complete(ctx, model, prompt, false)
+	ans, err := a.complete(ctx, model, prompt, false)
 	if err != nil {
 		return patent.PatentAnalysis{}, err
 	}
 	if _, err := a.store.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: company.String(), AnalysisType: patent.AnalysisSinglePatent,
-		PatentID: id, Model: ans.AnsweredModel, Response: ans.Response, Cached: cached,
+		PatentID: id, Model: ans.Model, Response: ans.Text, Cached: ans.Cached,
 		PromptTokens: ans.PromptTokens, CompletionTokens: ans.CompletionTokens, RequestedBy: opts.RequestedBy}); err != nil {
 		return patent.PatentAnalysis{}, fmt.Errorf("store analysis: %w", err)
 	}
-	return patent.PatentAnalysis{PatentID: id, CompanyName: company.String(), Analysis: ans.Response, Model: ans.AnsweredModel, Cached: cached}, nil
+	return patent.PatentAnalysis{PatentID: id, CompanyName: company.String(), Analysis: ans.Text, Model: ans.Model, Cached: ans.Cached}, nil
 }
 
 // AnalyzeBatch analyses companies, each with opts, on at most workers

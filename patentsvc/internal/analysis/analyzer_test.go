@@ -99,7 +99,7 @@ func TestCaches(t *testing.T) {
 		t.Errorf("fresh: cached %v, search %d, llm %d, pdf %d", fresh.Cached, w.Serp.CallCount(), w.LLM.CallCount(), w.PDFs.Hits())
 	}
 	// USE_CACHE=false: always calls out.
-	w.Cfg.UseCache = false
+	w.Caches.Read = false
 	off := w.Analyzer(nil)
 	for range 2 {
 		if r := off.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{}); r.Cached || !r.Success {
@@ -110,7 +110,7 @@ func TestCaches(t *testing.T) {
 		t.Errorf("USE_CACHE=false: search %d, llm %d calls; want every request to call out", w.Serp.CallCount(), w.LLM.CallCount())
 	}
 	// ...and still stored the answers: with the cache back on, no call.
-	w.Cfg.UseCache = true
+	w.Caches.Read = true
 	on := w.Analyzer(nil)
 	if r := on.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{}); !r.Cached || w.LLM.CallCount() != 5 {
 		t.Errorf("answers stored with USE_CACHE=false were not reused: %+v, llm calls %d", r.Cached, w.LLM.CallCount())

@@ -2,9 +2,7 @@ package analysis
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -101,17 +99,6 @@ func factLines(p *patent.Portfolio) []string {
 
 // single renders the single-patent prompt.
 func single(p promptPatent) string { return render(singlePrompt, p) }
-
-// cacheKey identifies an LLM answer: the model and a hash of everything
-// sent.
-func cacheKey(model, prompt string) string {
-	h := sha256.New()
-	for _, part := range []string{PromptVersion, model, systemPrompt, prompt} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
 
 var (
 	paragraphMarks = regexp.MustCompile(`\[\d{4,5}\]\s*`)

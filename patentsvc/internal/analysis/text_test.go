@@ -25,7 +25,7 @@ func TestStoredTextClean(t *testing.T) {
 		serpapitest.Organic(pns[0], "Blade\x00 holder", date, w.PDFs.Add(pns[0], analysistest.TextPDFs[0])),
 	})
 	w.LLM.Script(llmtest.Reply{Body: llmtest.Completion("openai/gpt-4o-mini\x00", "Fine\x00 answer.", 10, 3)})
-	w.Cfg.MaxAnswerBytes = 1024
+	w.Caches.MaxAnswerBytes = 1024
 	an := w.Analyzer(nil)
 
 	res := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{})

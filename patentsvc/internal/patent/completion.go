@@ -10,6 +10,9 @@ type CompletionRequest struct {
 	MaxTokens int
 	// Temperature is always sent, 0 included (0 to 2).
 	Temperature float64
+	// Fresh asks the model itself, not an answer cached before
+	// (analysis.CachedCompletions); it is no part of the request sent.
+	Fresh bool
 }
 
 // Completion is the language model's answer.
@@ -23,6 +26,9 @@ type Completion struct {
 	Model            string
 	PromptTokens     int // 0 when the gateway reports no usage
 	CompletionTokens int
+	// Cached is set when the answer came from the LLM cache, not the
+	// gateway (analysis.CachedCompletions).
+	Cached bool
 }
 
 // LLMAnswer is a language-model answer as the LLM cache keeps it.

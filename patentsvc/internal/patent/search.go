@@ -12,6 +12,9 @@ type SearchQuery struct {
 	// Max is the most patents returned; 0 or less means all those of the
 	// one page fetched (at most 100).
 	Max int
+	// Fresh asks the search API itself, not an answer cached before
+	// (analysis.CachedSearch); it is no part of the search.
+	Fresh bool
 }
 
 // SearchHit is one search result that has a PDF.

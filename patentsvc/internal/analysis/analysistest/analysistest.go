@@ -144,6 +144,9 @@ type World struct {
 	Store *store.Store
 	Blobs *pdfstore.Local
 	Cfg   analysis.Config
+	// Caches are the caching policies' settings, around the world's search
+	// and model clients.
+	Caches analysis.CacheConfig
 	// Limits are the extractor's (pdf.DefaultLimits); Analyzer names them
 	// in its configuration's PDFLimits.
 	Limits pdf.Limits
@@ -155,8 +158,14 @@ type World struct {
 
 // DefaultConfig is the analyzer configuration the tests start from.
 func DefaultConfig() analysis.Config {
-	return analysis.Config{UseCache: true, SearchTTL: 24 * time.Hour, Lookback: 365 * 24 * time.Hour, MaxPatents: 10,
-		DefaultModel: patent.DefaultModel, PromptBudget: 24000, PDFWorkers: 4, MaxTokens: 1500, MaxAnswerBytes: patent.DefaultMaxAnswerBytes}
+	return analysis.Config{Lookback: 365 * 24 * time.Hour, MaxPatents: 10,
+		DefaultModel: patent.DefaultModel, PromptBudget: 24000, PDFWorkers: 4, MaxTokens: 1500}
+}
+
+// DefaultCaches are the caching policies the tests start from: read,
+// searches kept a day, answers capped at the default.
+func DefaultCaches() analysis.CacheConfig {
+	return analysis.CacheConfig{Read: true, SearchTTL: 24 * time.Hour, MaxAnswerBytes: patent.DefaultMaxAnswerBytes}
 }
 
 // NewWorld starts the fakes (closed when the test ends) around st.
@@ -166,7 +175,7 @@ func NewWorld(tb testing.TB, st *store.Store) *World {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &World{Serp: serpapitest.New(tb), LLM: llmtest.New(tb), PDFs: NewPDFHost(tb), Store: st, Blobs: blobs, Cfg: DefaultConfig(),
+	return &World{Serp: serpapitest.New(tb), LLM: llmtest.New(tb), PDFs: NewPDFHost(tb), Store: st, Blobs: blobs, Cfg: DefaultConfig(), Caches: DefaultCaches(),
 		Limits: pdf.DefaultLimits}
 }
 
@@ -182,9 +191,11 @@ func (w *World) Analyzer(logger *slog.Logger) *analysis.Analyzer {
 	}
 	cfg := w.Cfg
 	cfg.PDFLimits = w.Limits.String()
+	search := serpapi.NewClient(w.Serp.BaseURL(), "test-serpapi-key", 5*time.Second, 1, logger)
+	model := llm.NewClient(w.LLM.BaseURL(), "test-llm-key", 5*time.Second, 1, w.Caches.MaxAnswerBytes, logger)
 	return analysis.New(cfg,
-		serpapi.NewClient(w.Serp.BaseURL(), "test-serpapi-key", 5*time.Second, 1, logger),
-		llm.NewClient(w.LLM.BaseURL(), "test-llm-key", 5*time.Second, 1, cfg.MaxAnswerBytes, logger),
+		analysis.CachedSearch(search, w.Store, w.Caches, logger),
+		analysis.CachedCompletions(model, w.Store, w.Caches, logger),
 		pdfstore.NewDownloader([]string{"127.0.0.1"}, 30<<20, 10*time.Second, 1, logger),
 		w.Blobs, extract, w.Store, logger, time.Now)
 }
