@@ -2,7 +2,7 @@
 # ./...` at the root of a go.work workspace does not reach into them.
 # Run `make` (or `make help`) for the list.
 
-MODULES  := shared vinsvc patentsvc deploy devstack
+MODULES  := shared testkit vinsvc patentsvc deploy devstack
 SERVICES := vinsvc patentsvc
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)

@@ -428,6 +428,102 @@ func TestDockerfiles(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^MODULES\s*:=.*\bdeploy\b`).MatchString(mk) {
 		t.Error("Makefile MODULES lacks deploy: make test would skip these tests")
 	}
+	// Every module of the workspace is in MODULES: make test, vet, lint and
+	// tidy loop over that list alone (go test ./... at the root reaches no
+	// module).
+	modules := strings.Fields(regexp.MustCompile(`(?m)^MODULES\s*:=(.*)$`).FindStringSubmatch(mk)[1])
+	work := mustRead(t, filepath.Join(repoRoot, "go.work"))
+	for _, m := range regexp.MustCompile(`(?m)^\s*(?:use\s+)?\./(\S+)\s*$`).FindAllSubmatch(work, -1) {
+		if !slices.Contains(modules, string(m[1])) {
+			t.Errorf("Makefile MODULES (%v) lacks %s, a module of go.work: make test would skip its tests", modules, m[1])
+		}
+	}
+}
+
+// localReplacements returns the directories, relative to the service's
+// module, of the modules <service>/go.mod replaces with a directory of the
+// repository ("../shared", "../testkit").
+func localReplacements(t *testing.T, service string) []string {
+	t.Helper()
+	raw := mustRead(t, filepath.Join(repoRoot, service, "go.mod"))
+	var dirs []string
+	for _, m := range regexp.MustCompile(`(?m)^(?:replace)?\s*\S+(?:\s+v\S+)?\s+=>\s+(\.\.?/\S+)\s*$`).FindAllSubmatch(raw, -1) {
+		dirs = append(dirs, string(m[1]))
+	}
+	return dirs
+}
+
+// TestDockerfilesCopyModuleFiles: every module a service's go.mod replaces
+// with a directory of the repository has its go.mod and go.sum copied
+// beside the service's module before `go mod download`, which reads the
+// whole module graph: a module the service's tests alone use (testkit) is
+// in it too, and without its go.mod neither the download nor the build
+// finds the graph. .dockerignore must let both files into the context.
+func TestDockerfilesCopyModuleFiles(t *testing.T) {
+	pm := contextMatcher(t)
+	for _, file := range []string{"vinsvc", "patentsvc", "patentsvc-ocr"} {
+		t.Run(file, func(t *testing.T) {
+			service := strings.TrimSuffix(file, "-ocr")
+			dirs := localReplacements(t, service)
+			if !slices.Contains(dirs, "../shared") || !slices.Contains(dirs, "../testkit") {
+				t.Fatalf("%s/go.mod replaces %v; the test expects ../shared and ../testkit among them", service, dirs)
+			}
+			var build stage
+			for _, s := range parseDockerfile(t, file) {
+				if s.name == "build" {
+					build = s
+				}
+			}
+			d := builderStage(t, file, build)
+			root := t.TempDir()
+			copied := map[string]bool{} // "src dst" of the COPY lines before the download
+			download := false
+			for _, in := range build.instr {
+				if in.cmd == "RUN" && strings.Contains(in.args, "go mod download") {
+					download = true
+					break
+				}
+				if in.cmd == "COPY" {
+					f := strings.Fields(in.args)
+					for _, src := range f[:len(f)-1] {
+						copied[path.Clean(src)+" "+f[len(f)-1]] = true
+						copyFromContext(t, pm, root, src, f[len(f)-1])
+					}
+				}
+			}
+			if !download {
+				t.Fatalf("%s.Dockerfile: no `go mod download` in the builder", file)
+			}
+			// The download step on what the COPY lines before it lay out,
+			// with the stage's ENV (GOWORK=off), from the local module
+			// cache or the environment's proxy.
+			cmd := exec.Command(goTool(t), "mod", "download")
+			cmd.Dir = filepath.Join(root, filepath.FromSlash(d.workdir))
+			cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+				k, _, _ := strings.Cut(kv, "=")
+				_, set := d.env[k]
+				return set || k == "GOFLAGS"
+			})
+			for k, v := range d.env {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("go mod download (in %s, on the module files %s.Dockerfile copies first): %v\n%s", d.workdir, file, err, out)
+			}
+			for _, dir := range append(dirs, "../"+service) {
+				mod := path.Clean(path.Join(service, dir))
+				for _, name := range []string{"go.mod", "go.sum"} {
+					src := mod + "/" + name
+					if !copied[src+" /src/"+mod+"/"] {
+						t.Errorf("%s.Dockerfile: no COPY %s to /src/%s/ before go mod download (%s/go.mod replaces a module with %s)", file, src, mod, service, dir)
+					}
+					if excluded, err := pm.MatchesOrParentMatches(src); err != nil || excluded {
+						t.Errorf(".dockerignore keeps %s out of the build context (%v)", src, err)
+					}
+				}
+			}
+		})
+	}
 }
 
 // snapshotScript fetches vinsvc's vPIC snapshot: run by `make

@@ -4,7 +4,7 @@ package devstack_test
 // demo and make tour: which of its packages may import which
 // (TestImportRules), how large a function may grow (TestFunctionSize), and
 // how large an interface may grow (TestInterfaceSize); it has no domain
-// package, so no TestNoDomainInterfaces. The checks are the shared
+// package, so no TestNoDomainInterfaces. The checks are the testkit
 // module's archtest, the same as the services'; this file holds the
 // module's table and limits. The module has no import graph in
 // docs/architecture.md, so no TestDependencyDiagram.
@@ -15,7 +15,7 @@ package devstack_test
 import (
 	"testing"
 
-	"github.com/gatewayapis/shared/archtest"
+	"github.com/gatewayapis/testkit/archtest"
 )
 
 // arch is what the checks know of the module.

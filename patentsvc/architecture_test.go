@@ -6,7 +6,7 @@ package patentsvc_test
 // grow (TestNoDomainInterfaces, TestInterfaceSize), the import graph drawn
 // in docs/architecture.md (TestDependencyDiagram), and the way queued work
 // goes (TestWorkIsReachable, this service's own). The other checks are
-// shared/archtest's, the same for every module; this file holds the
+// testkit/archtest's, the same for every module; this file holds the
 // service's table, limits and exemptions.
 //
 // They read the packages from `go list`, which they run in the module root
@@ -19,7 +19,7 @@ import (
 	"go/types"
 	"testing"
 
-	"github.com/gatewayapis/shared/archtest"
+	"github.com/gatewayapis/testkit/archtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the import graph in docs/architecture.md")

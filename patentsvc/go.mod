@@ -127,6 +127,7 @@ require (
 require (
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/gatewayapis/shared v0.0.0
+	github.com/gatewayapis/testkit v0.0.0
 	github.com/glebarez/go-sqlite v1.23.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
@@ -146,3 +147,5 @@ require (
 )
 
 replace github.com/gatewayapis/shared => ../shared
+
+replace github.com/gatewayapis/testkit => ../testkit

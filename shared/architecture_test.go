@@ -4,8 +4,8 @@ package shared_test
 // import which (TestImportRules), how large a function may grow
 // (TestFunctionSize), and where interfaces are declared and how large they
 // may grow (TestNoDomainInterfaces, TestInterfaceSize). The checks are
-// archtest's, the same as the services'; this file holds the module's
-// table and limits. The module has no import graph in
+// testkit/archtest's, the same as the services'; this file holds the
+// module's table and limits. The module has no import graph in
 // docs/architecture.md, so no TestDependencyDiagram.
 //
 // They read the packages from `go list`, which they run in the module root
@@ -14,7 +14,7 @@ package shared_test
 import (
 	"testing"
 
-	"github.com/gatewayapis/shared/archtest"
+	"github.com/gatewayapis/testkit/archtest"
 )
 
 // arch is what the checks know of the module.
@@ -27,8 +27,8 @@ var arch = archtest.Config{
 	// own: the packages that are rules over text and time, and import the
 	// standard library only, have the domain role, whose rule is just that
 	// (and no interface declared). Test kits (apidocs/apidocstest,
-	// observe/otlptest, reqbody/reqbodytest, archtest) are not listed: they
-	// may import anything.
+	// observe/otlptest, reqbody/reqbodytest) are not listed: they may
+	// import anything.
 	Rules: []archtest.Rule{
 		{Pkg: "redact", Role: archtest.RoleDomain}, // the redaction rules: errors, links and upstream text fit for logs
 		{Pkg: "retry", Role: archtest.RoleDomain},  // the back-off rule of outbound requests: jitter or Retry-After

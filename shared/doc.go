@@ -35,4 +35,6 @@
 // Secret type, the generated Markdown). They stay repeated in each
 // service's internal/config on purpose: each service owns its settings, and
 // this module is kept to error and middleware helpers (the design card).
+// Nor do the tests' kits (the architecture tests, buffers, service
+// starters, the fakes' scaffolding): they are the testkit module's.
 package shared

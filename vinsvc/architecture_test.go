@@ -5,7 +5,7 @@ package vinsvc_test
 // (TestFunctionSize), where interfaces are declared and how large they may
 // grow (TestNoDomainInterfaces, TestInterfaceSize), and the import graph
 // drawn in docs/architecture.md (TestDependencyDiagram). The checks are
-// shared/archtest's, the same for every module; this file holds the
+// testkit/archtest's, the same for every module; this file holds the
 // service's table, limits and exemptions.
 //
 // They read the packages from `go list`, which they run in the module root
@@ -15,7 +15,7 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/gatewayapis/shared/archtest"
+	"github.com/gatewayapis/testkit/archtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the import graph in docs/architecture.md")

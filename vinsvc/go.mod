@@ -68,6 +68,7 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/gatewayapis/shared v0.0.0
+	github.com/gatewayapis/testkit v0.0.0
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
@@ -79,3 +80,5 @@ require (
 )
 
 replace github.com/gatewayapis/shared => ../shared
+
+replace github.com/gatewayapis/testkit => ../testkit

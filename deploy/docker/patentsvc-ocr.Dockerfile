@@ -26,6 +26,7 @@ FROM --platform=$BUILDPLATFORM golang:1.26.8 AS build
 ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 WORKDIR /src/patentsvc
 COPY shared/go.mod shared/go.sum /src/shared/
+COPY testkit/go.mod testkit/go.sum /src/testkit/
 COPY patentsvc/go.mod patentsvc/go.sum /src/patentsvc/
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY shared/ /src/shared/

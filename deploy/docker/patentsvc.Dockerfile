@@ -17,8 +17,12 @@ FROM --platform=$BUILDPLATFORM golang:1.26.8 AS build
 ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 WORKDIR /src/patentsvc
 # Module files first, so the download layer is reused while only code changes.
-# patentsvc/go.mod replaces github.com/gatewayapis/shared with ../shared.
+# patentsvc/go.mod replaces github.com/gatewayapis/shared with ../shared and
+# github.com/gatewayapis/testkit with ../testkit: the module graph needs both
+# go.mod files. testkit is the tests' kit, no package of the binary imports
+# it, so its go.mod and go.sum are all the build takes of it.
 COPY shared/go.mod shared/go.sum /src/shared/
+COPY testkit/go.mod testkit/go.sum /src/testkit/
 COPY patentsvc/go.mod patentsvc/go.sum /src/patentsvc/
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY shared/ /src/shared/

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gatewayapis/shared/archtest"
+	"github.com/gatewayapis/testkit/archtest"
 )
 
 // The checks run on a module written to a temporary directory, which breaks
