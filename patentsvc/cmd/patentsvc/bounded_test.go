@@ -166,13 +166,13 @@ func TestJobsFairPerUser(t *testing.T) {
 	// other slot rightly keeps running the first user's backlog: on a busy
 	// machine the second user's job runs long enough for several).
 	st := storetest.OpenAt(t, store.SQLite, path, time.Now)
-	q, err := st.Job(t.Context(), mine)
+	q, err := st.Jobs().Job(t.Context(), mine)
 	if err != nil {
 		t.Fatal(err)
 	}
 	overtook := 0
 	for _, id := range backlog {
-		b, err := st.Job(t.Context(), id)
+		b, err := st.Jobs().Job(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ func TestListAnalysesMemoryBounded(t *testing.T) {
 	st := storetest.OpenAt(t, store.Postgres, dsn, time.Now)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range rows {
-		_, err := st.CreateAnalysis(t.Context(), patent.AnalysisRecord{CompanyName: fmt.Sprintf("Company %d", i%7),
+		_, err := st.Analyses().CreateAnalysis(t.Context(), patent.AnalysisRecord{CompanyName: fmt.Sprintf("Company %d", i%7),
 			AnalysisType: "portfolio", Model: "openai/gpt-4o-mini", Response: answer(i, size),
 			PromptTokens: 1000, CompletionTokens: 300, Timestamp: at.Add(time.Duration(i) * time.Second)})
 		if err != nil {

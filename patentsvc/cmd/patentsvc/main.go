@@ -102,14 +102,14 @@ func serve(ctx context.Context, listen func(port int) (net.Listener, error), get
 	}
 
 	// Clients and domain services.
-	authn, err := auth.New(st, []byte(cfg.JWTSecret.Reveal()), cfg.PreviousJWTSecret(), cfg.AccessTokenTTL, cfg.RefreshTokenTTL, cfg.BcryptCost, time.Now)
+	authn, err := auth.New(st.Users(), []byte(cfg.JWTSecret.Reveal()), cfg.PreviousJWTSecret(), cfg.AccessTokenTTL, cfg.RefreshTokenTTL, cfg.BcryptCost, time.Now)
 	if err != nil {
 		return err
 	}
 	analyzer := newAnalyzer(cfg, st, blobs, newExtractor(ctx, cfg, logger), logger)
 	hooks := newWebhooks(ctx, cfg, st, logger)
 	defer hooks.Close()
-	runner := jobs.NewRunner(jobs.Config{MaxPerUser: cfg.JobsMaxPerUser, Timeout: cfg.JobsTimeout, Attempts: cfg.JobsMaxAttempts}, st, analyzer, hooks, logger, time.Now)
+	runner := jobs.NewRunner(jobs.Config{MaxPerUser: cfg.JobsMaxPerUser, Timeout: cfg.JobsTimeout, Attempts: cfg.JobsMaxAttempts}, st.Jobs(), st.Jobs(), analyzer, hooks, logger, time.Now)
 	sched := newScheduler(cfg, st, analyzer, hooks, logger)
 	limits := httpapi.NewLimits(time.Now, sharedLimits(st, logger))
 
@@ -286,9 +286,9 @@ func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, ext
 		MaxTokens:    cfg.LLMMaxTokens,
 		PDFLimits:    extractor.Limits().String(),
 	},
-		analysis.CachedSearch(search, st, caches, logger), analysis.CachedCompletions(model, st, caches, logger),
+		analysis.CachedSearch(search, st.Caches(), caches, logger), analysis.CachedCompletions(model, st.Caches(), caches, logger),
 		pdfstore.NewDownloader(cfg.PDFAllowedHosts, cfg.PDFMaxBytes, cfg.UpstreamTimeout, cfg.UpstreamRetries, logger),
-		blobs, extractor.Extract, st, logger, time.Now)
+		blobs, extractor.Extract, st.Analyses(), logger, time.Now)
 }
 
 // newExtractor returns the PDF section extractor: with PDF_OCR=auto it
@@ -321,7 +321,7 @@ func pdfLimits(cfg config.Config) pdf.Limits {
 // their units in the queue ask for.
 func newWebhooks(ctx context.Context, cfg config.Config, st *store.Store, logger *slog.Logger) *webhook.Dispatcher {
 	return webhook.New(ctx, webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret.Reveal(), Timeout: cfg.WebhookTimeout,
-		Schedule: cfg.WebhookRetrySchedule}, st, logger)
+		Schedule: cfg.WebhookRetrySchedule}, st.Deliveries(), logger)
 }
 
 // startSession opens this replica's liveness session (store.Session: on
@@ -400,7 +400,7 @@ func newScheduler(cfg config.Config, st *store.Store, an *analysis.Analyzer, hoo
 	}
 	return schedule.New(schedule.Config{Interval: cfg.ScheduleInterval, Threshold: cfg.ChangeThresholdPercent, NewPatentAlerts: cfg.NewPatentAlerts,
 		RetryBase: cfg.ScheduleRetryBase, Timeout: cfg.ScheduleRunTimeout, History: cfg.TrackingHistory},
-		st, an, hooks, logger, time.Now)
+		st.Tracking(), an, hooks, logger, time.Now)
 }
 
 // schedulerState is "disabled" when SCHEDULER_ENABLED is false or the
@@ -437,8 +437,8 @@ func storeDialect(db config.Database) string {
 func serverDeps(st *store.Store, authn *auth.Service, an *analysis.Analyzer, runner *jobs.Runner, limits httpapi.Limits,
 	reg *prometheus.Registry) httpapi.Deps {
 	return httpapi.Deps{
-		Users: authn, Analyses: an, Jobs: runner, Tracking: tracking.New(st, time.Now), Reports: reports.New(st, st, time.Now),
-		Deliveries: webhook.NewAdmin(st), Database: st, Limits: limits, Registry: reg, Started: time.Now(), Now: time.Now,
+		Users: authn, Analyses: an, Jobs: runner, Tracking: tracking.New(st.Tracking(), time.Now), Reports: reports.New(st.Analyses(), st.Tracking(), time.Now),
+		Deliveries: webhook.NewAdmin(st.Deliveries()), Database: st, Limits: limits, Registry: reg, Started: time.Now(), Now: time.Now,
 	}
 }
 

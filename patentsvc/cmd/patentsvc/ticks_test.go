@@ -27,13 +27,13 @@ import (
 func TestTicksAreOneScheduler(t *testing.T) {
 	st := storetest.Open(t, store.SQLite, time.Now)
 	logger := slog.New(slog.DiscardHandler)
-	authn, err := auth.New(st, []byte("a-secret-of-32-bytes-for-tests!!"), nil, time.Minute, time.Hour, bcrypt.MinCost, time.Now)
+	authn, err := auth.New(st.Users(), []byte("a-secret-of-32-bytes-for-tests!!"), nil, time.Minute, time.Hour, bcrypt.MinCost, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hooks := webhook.New(context.Background(), webhook.Config{}, st, logger)
-	tk := tasks{sched: schedule.New(schedule.Config{Interval: time.Hour}, st, nil, hooks, logger, time.Now),
-		runner: jobs.NewRunner(jobs.Config{}, st, nil, hooks, logger, time.Now), hooks: hooks, authn: authn, limits: httpapi.NewLimits(time.Now, nil)}
+	hooks := webhook.New(context.Background(), webhook.Config{}, st.Deliveries(), logger)
+	tk := tasks{sched: schedule.New(schedule.Config{Interval: time.Hour}, st.Tracking(), nil, hooks, logger, time.Now),
+		runner: jobs.NewRunner(jobs.Config{}, st.Jobs(), st.Jobs(), nil, hooks, logger, time.Now), hooks: hooks, authn: authn, limits: httpapi.NewLimits(time.Now, nil)}
 	for _, tt := range []struct {
 		enabled string
 		want    []string

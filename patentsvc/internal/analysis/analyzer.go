@@ -51,8 +51,8 @@ type PDFs interface {
 // A document without usable text is a kind of patent.ErrPDFUnreadable.
 type Extractor func(ctx context.Context, r io.ReaderAt, size int64) (patent.Sections, error)
 
-// Store is the database the analyzer reads and writes; *store.Store
-// implements it.
+// Store is the analyses and patents the analyzer reads and writes;
+// store.Analyses implements it.
 type Store interface {
 	UpsertPatent(ctx context.Context, p patent.StoredPatent) error
 	Patent(ctx context.Context, id string) (patent.StoredPatent, error)

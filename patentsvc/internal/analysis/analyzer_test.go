@@ -63,7 +63,7 @@ func TestAnalyzeCompany(t *testing.T) {
 		t.Errorf("stored analyses = %+v", recs)
 	}
 	for _, pn := range pns {
-		p, err := w.Store.Patent(ctx, pn)
+		p, err := w.Store.Analyses().Patent(ctx, pn)
 		if err != nil || p.PDFPath == "" || p.PDFLink == "" || p.Summary == "" || p.CompanyName != "Acme Corp" {
 			t.Errorf("stored patent %s = %+v, %v", pn, p, err)
 		}
@@ -253,7 +253,7 @@ func TestAnalyzePatent(t *testing.T) {
 	}
 	// A scanned PDF is unreadable.
 	w.PDFs.Add("US10000009B2", analysistest.ScannedPDF)
-	w.Store.UpsertPatent(ctx, patent.StoredPatent{PatentID: "US10000009B2", PDFLink: w.PDFs.URL + "/pdfs/US10000009B2.pdf"})
+	w.Store.Analyses().UpsertPatent(ctx, patent.StoredPatent{PatentID: "US10000009B2", PDFLink: w.PDFs.URL + "/pdfs/US10000009B2.pdf"})
 	_, err = an.AnalyzePatent(ctx, "US10000009B2", "Acme Corp", patent.AnalyzeOptions{})
 	var no *patent.NotOCRedError
 	if !errors.Is(err, patent.ErrPDFUnreadable) || !errors.As(err, &no) || no.Reason != analysistest.NoOCR {
@@ -294,7 +294,7 @@ func TestPortfolioFacts(t *testing.T) {
 		}
 	}
 	var recs []patent.AnalysisRecord // the listing does not read the facts: the export's reader does
-	if err := w.Store.EachAnalysis(ctx, "Acme Corp", func(r patent.AnalysisRecord) error { recs = append(recs, r); return nil }); err != nil {
+	if err := w.Store.Analyses().EachAnalysis(ctx, "Acme Corp", func(r patent.AnalysisRecord) error { recs = append(recs, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(recs) != 1 || !reflect.DeepEqual(recs[0].Portfolio, p) || len(recs[0].Patents) != 3 || recs[0].Patents[0].PatentID != pns[0] || !recs[0].Patents[0].Read {

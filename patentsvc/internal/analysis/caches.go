@@ -17,7 +17,7 @@ import (
 // never sees a cache. main composes them: CachedSearch(serpapi client),
 // CachedCompletions(llm client).
 
-// SearchCache keeps search answers by key; *store.Store implements it.
+// SearchCache keeps search answers by key; store.Caches implements it.
 type SearchCache interface {
 	// SearchCache returns the answer stored under key less than maxAge
 	// ago; ok is false when there is none.
@@ -25,7 +25,7 @@ type SearchCache interface {
 	PutSearchCache(ctx context.Context, key string, body []byte) error
 }
 
-// LLMCache keeps the language model's answers by key; *store.Store
+// LLMCache keeps the language model's answers by key; store.Caches
 // implements it.
 type LLMCache interface {
 	// LLMCache returns the answer stored under key; ok is false when there

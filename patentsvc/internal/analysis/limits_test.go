@@ -66,7 +66,7 @@ func TestDocumentsPastLimits(t *testing.T) {
 		t.Fatalf("first analysis read %d documents, want 5", got)
 	}
 	for i, v := range map[int]string{1: want[1].err, 2: want[2].err, 3: ""} {
-		p, err := w.Store.Patent(ctx, pns[i])
+		p, err := w.Store.Analyses().Patent(ctx, pns[i])
 		if err != nil || p.PDFVerdict != v || (v != "" && p.PDFLimits != w.Limits.String()) {
 			t.Errorf("stored patent %d = %+v, %v; want the verdict %q under %q", i, p, err, v, w.Limits.String())
 		}

@@ -65,7 +65,7 @@ func TestStoredTextClean(t *testing.T) {
 	if !third.Success || third.Cached || w.LLM.CallCount() != 2 {
 		t.Errorf("after an empty entry: success %v, cached %v, %d model calls; want a fresh answer (2 calls)", third.Success, third.Cached, w.LLM.CallCount())
 	}
-	if p, err := w.Store.Patent(ctx, pns[0]); err != nil || p.Title != "Blade holder" || !utf8.ValidString(p.Summary) || strings.ContainsRune(p.Summary, 0) {
+	if p, err := w.Store.Analyses().Patent(ctx, pns[0]); err != nil || p.Title != "Blade holder" || !utf8.ValidString(p.Summary) || strings.ContainsRune(p.Summary, 0) {
 		t.Errorf("stored patent = %+v, %v; want the title %q and a clean summary", p, err, "Blade holder")
 	}
 }

@@ -52,7 +52,7 @@ const (
 	TypeRefresh = "refresh"
 )
 
-// Store is what auth needs of the database; *store.Store implements it.
+// Store is what auth needs of the database; store.Users implements it.
 type Store interface {
 	CreateUser(ctx context.Context, email string, passwordHash []byte) (patent.User, error)
 	UserByID(ctx context.Context, id int64) (patent.User, error)

@@ -38,7 +38,7 @@ func mustService(tb testing.TB) (*auth.Service, *store.Store, *clock) {
 	tb.Helper()
 	clk := &clock{t: time.Now().UTC()}
 	st := storetest.Open(tb, store.SQLite, clk.Now)
-	svc, err := auth.New(st, secret, nil, 30*time.Minute, 168*time.Hour, 4, clk.Now)
+	svc, err := auth.New(st.Users(), secret, nil, 30*time.Minute, 168*time.Hour, 4, clk.Now)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestRefreshRotation(t *testing.T) {
 func TestReplayRevokesAccessTokens(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		clk := &clock{t: time.Now().UTC()}
-		svc, err := auth.New(st, secret, nil, 30*time.Minute, 168*time.Hour, 4, clk.Now)
+		svc, err := auth.New(st.Users(), secret, nil, 30*time.Minute, 168*time.Hour, 4, clk.Now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,14 +270,14 @@ func FuzzParse(f *testing.F) {
 func TestRotation(t *testing.T) {
 	clk := &clock{t: time.Now().UTC()}
 	st := storetest.Open(t, store.SQLite, clk.Now)
-	old, _ := auth.New(st, secret, nil, 30*time.Minute, time.Hour, 4, clk.Now)
+	old, _ := auth.New(st.Users(), secret, nil, 30*time.Minute, time.Hour, 4, clk.Now)
 	old.Register(ctx, "ada@example.com", "correct horse")
 	tok, err := old.Login(ctx, "ada@example.com", "correct horse")
 	if err != nil {
 		t.Fatal(err)
 	}
 	newSecret := []byte("fedcba9876543210fedcba9876543210")
-	rotating, _ := auth.New(st, newSecret, secret, 30*time.Minute, time.Hour, 4, clk.Now)
+	rotating, _ := auth.New(st.Users(), newSecret, secret, 30*time.Minute, time.Hour, 4, clk.Now)
 	if _, err := rotating.Authenticate(ctx, tok.Access); err != nil {
 		t.Fatalf("old token during rotation: %v", err)
 	}
@@ -285,7 +285,7 @@ func TestRotation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("old refresh token during rotation: %v", err)
 	}
-	done, _ := auth.New(st, newSecret, nil, 30*time.Minute, time.Hour, 4, clk.Now)
+	done, _ := auth.New(st.Users(), newSecret, nil, 30*time.Minute, time.Hour, 4, clk.Now)
 	if _, err := done.Authenticate(ctx, fresh.Access); err != nil {
 		t.Errorf("token issued during rotation rejected after it: %v", err)
 	}

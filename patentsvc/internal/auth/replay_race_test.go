@@ -26,7 +26,7 @@ func TestRefreshReplayRace(t *testing.T) {
 	const trials, racers = 200, 8
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		clk := &clock{t: time.Now().UTC()}
-		svc, err := auth.New(st, secret, nil, 30*time.Minute, 168*time.Hour, bcrypt.MinCost, clk.Now)
+		svc, err := auth.New(st.Users(), secret, nil, 30*time.Minute, 168*time.Hour, bcrypt.MinCost, clk.Now)
 		if err != nil {
 			t.Fatal(err)
 		}

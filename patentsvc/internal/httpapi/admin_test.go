@@ -52,7 +52,7 @@ func TestAdminAuthorization(t *testing.T) {
 	// The admin passes both checks on a read-only route.
 	wantStatus(t, en.do(t, request{target: "/admin/users", token: adminTok}), http.StatusOK)
 	// Nothing changed: the refused requests did not reach the handlers.
-	users, err := en.st.ListUsers(context.Background())
+	users, err := en.st.Users().ListUsers(context.Background())
 	if err != nil || len(users) != 2 || users[0].Role != patent.RoleAdmin {
 		t.Errorf("users after refused admin requests = %+v, %v", users, err)
 	}
@@ -218,7 +218,7 @@ func TestAlerts(t *testing.T) {
 
 		for i := 1; i <= 60; i++ {
 			en.clk.Advance(time.Second)
-			_, err := en.st.CreateAlert(context.Background(), patent.Alert{
+			_, err := en.st.Tracking().CreateAlert(context.Background(), patent.Alert{
 				CompanyName: "Acme Corp", AlertType: patent.AlertTypePatentCountChange,
 				Message: fmt.Sprintf("alert %d", i), OldValue: float64(i), NewValue: float64(i) * 1.5,
 			}, nil)
@@ -405,7 +405,7 @@ func TestUsersAdmin(t *testing.T) {
 			wantError(t, rec, http.StatusBadRequest, "Admins cannot delete their own account")
 		})
 
-		users, err := en.st.ListUsers(context.Background())
+		users, err := en.st.Users().ListUsers(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -343,7 +343,7 @@ func TestAnalyzePatent(t *testing.T) {
 	// verdict stored with the patent, and the same answer from it next time.
 	const big = "US90999999B2"
 	ctx := context.Background()
-	if err := en.st.UpsertPatent(ctx, patent.StoredPatent{PatentID: big, CompanyName: "Big Corp",
+	if err := en.st.Analyses().UpsertPatent(ctx, patent.StoredPatent{PatentID: big, CompanyName: "Big Corp",
 		PDFLink: en.world.PDFs.AddDoc(big, pdftest.Pages(600))}); err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestAnalyzePatent(t *testing.T) {
 		if want := "Patent PDF for " + big + ": document not read: more than 500 pages"; body.Detail != want {
 			t.Errorf("over-limit PDF detail = %q, want %q", body.Detail, want)
 		}
-		if p, err := en.st.Patent(ctx, big); err != nil || p.PDFVerdict != "document not read: more than 500 pages" {
+		if p, err := en.st.Analyses().Patent(ctx, big); err != nil || p.PDFVerdict != "document not read: more than 500 pages" {
 			t.Errorf("stored patent = %+v, %v; want its verdict", p, err)
 		}
 	}

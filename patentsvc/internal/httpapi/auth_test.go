@@ -28,7 +28,7 @@ func TestRegister201(t *testing.T) {
 
 	// Stored lowercased: the store finds it by the lowercase address, and
 	// login works in any case.
-	u, err := en.st.UserByEmail(context.Background(), "ada@example.com")
+	u, err := en.st.Users().UserByEmail(context.Background(), "ada@example.com")
 	if err != nil || u.Email != "ada@example.com" || u.Role != patent.RoleAdmin {
 		t.Fatalf("UserByEmail(ada@example.com) = %+v, %v", u, err)
 	}
@@ -111,7 +111,7 @@ func TestRegister422(t *testing.T) {
 		rec := en.do(t, request{method: http.MethodPost, target: "/auth/register", body: body})
 		wantStatus(t, rec, http.StatusUnprocessableEntity)
 	}
-	users, err := en.st.ListUsers(context.Background())
+	users, err := en.st.Users().ListUsers(context.Background())
 	if err != nil || len(users) != 0 {
 		t.Errorf("invalid registrations created users: %+v, %v", users, err)
 	}
@@ -182,7 +182,7 @@ func TestRegisterFirstAdminRace(t *testing.T) {
 		if admins != 1 {
 			t.Errorf("%d of %d concurrent first registrations answered role admin, want exactly 1", admins, n)
 		}
-		users, err := en.st.ListUsers(context.Background())
+		users, err := en.st.Users().ListUsers(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

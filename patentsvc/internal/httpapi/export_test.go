@@ -21,13 +21,13 @@ import (
 func seedExports(t *testing.T, en *env) {
 	t.Helper()
 	for i, text := range []string{"First, with \"quotes\", commas\nand a newline.", "Second <b> & > text", "Third"} {
-		if _, err := en.st.CreateAnalysis(context.Background(), patent.AnalysisRecord{CompanyName: "Acme Corp",
+		if _, err := en.st.Analyses().CreateAnalysis(context.Background(), patent.AnalysisRecord{CompanyName: "Acme Corp",
 			AnalysisType: patent.AnalysisPortfolio, Model: "openai/gpt-4o-mini", Response: text,
 			Timestamp: time.Date(2026, 11, 20+i, 9, 0, 0, 0, time.UTC)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	en.st.CreateAnalysis(context.Background(), patent.AnalysisRecord{CompanyName: "Acme Corp", AnalysisType: patent.AnalysisPortfolio, Response: "cached", Cached: true})
+	en.st.Analyses().CreateAnalysis(context.Background(), patent.AnalysisRecord{CompanyName: "Acme Corp", AnalysisType: patent.AnalysisPortfolio, Response: "cached", Cached: true})
 }
 
 func TestExportCSV(t *testing.T) {
@@ -116,7 +116,7 @@ func TestExportPDFMarkdownFonts(t *testing.T) {
 	}
 	en := newEnv(t, withPDF(export.PDFOptions{Fonts: fonts}))
 	_, tb := en.newUser(t, "ada@example.com")
-	if _, err := en.st.CreateAnalysis(context.Background(), patent.AnalysisRecord{CompanyName: "BYD", AnalysisType: patent.AnalysisPortfolio,
+	if _, err := en.st.Analyses().CreateAnalysis(context.Background(), patent.AnalysisRecord{CompanyName: "BYD", AnalysisType: patent.AnalysisPortfolio,
 		Model: "openai/gpt-4o-mini", Response: "## Key themes\n\n- **Assignee**: 比亚迪股份有限公司\n- Batteries", Timestamp: epoch}); err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestExportPDFPortfolio(t *testing.T) {
 		{AnalysisType: patent.AnalysisSinglePatent, PatentID: "US9999999B2", Response: "Single patent.", Timestamp: at(22)},
 	} {
 		rec.CompanyName, rec.Model = "Acme Corp", "openai/gpt-4o-mini"
-		if _, err := en.st.CreateAnalysis(ctx, rec); err != nil {
+		if _, err := en.st.Analyses().CreateAnalysis(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -267,7 +267,7 @@ func TestExportPDFPortfolio(t *testing.T) {
 	}
 
 	// A company with single-patent analyses only has no portfolio facts.
-	if _, err := en.st.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Solo Inc", AnalysisType: patent.AnalysisSinglePatent,
+	if _, err := en.st.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Solo Inc", AnalysisType: patent.AnalysisSinglePatent,
 		PatentID: "US8427103B2", Model: "openai/gpt-4o-mini", Response: "One patent.", Timestamp: at(22)}); err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func TestTrackedHistory(t *testing.T) {
 func recordRun(t *testing.T, st *store.Store, id int64, n int, at time.Time, failures int, next time.Time,
 	alert *patent.Alert, deliveries []patent.Delivery) error {
 	t.Helper()
-	c, err := st.TrackedCompany(context.Background(), id)
+	c, err := st.Tracking().TrackedCompany(context.Background(), id)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func recordRun(t *testing.T, st *store.Store, id int64, n int, at time.Time, fai
 	if alert != nil {
 		out.Alerts = []patent.Alert{*alert}
 	}
-	_, err = st.RecordRun(context.Background(), id, c.NextRunAt, out, deliveries)
+	_, err = st.Tracking().RecordRun(context.Background(), id, c.NextRunAt, out, deliveries)
 	return err
 }
 
@@ -112,10 +112,10 @@ func recordRun(t *testing.T, st *store.Store, id int64, n int, at time.Time, fai
 // due time.
 func recordFailure(t *testing.T, st *store.Store, id int64, at time.Time, failures int, next time.Time) error {
 	t.Helper()
-	c, err := st.TrackedCompany(context.Background(), id)
+	c, err := st.Tracking().TrackedCompany(context.Background(), id)
 	if err != nil {
 		return err
 	}
-	_, err = st.RecordFailure(context.Background(), id, c.NextRunAt, at, failures, next)
+	_, err = st.Tracking().RecordFailure(context.Background(), id, c.NextRunAt, at, failures, next)
 	return err
 }

@@ -661,7 +661,7 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"track 422", request{method: "POST", target: "/admin/tracked", token: adminTok, body: `{"company_name":"-bad"}`}, 422, errBody},
 		{"track 422 missing", request{method: "POST", target: "/admin/tracked", token: adminTok, body: `{}`}, 422, errBody},
 	})
-	tracked, err := en.st.ListTracked(ctx)
+	tracked, err := en.st.Tracking().ListTracked(ctx)
 	if err != nil || len(tracked) == 0 {
 		t.Fatalf("tracked = %v, %v", tracked, err)
 	}
@@ -670,7 +670,7 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 	}
 	for i := 1; i <= 3; i++ {
 		en.clk.Advance(time.Second)
-		if _, err := en.st.CreateAlert(ctx, patent.Alert{CompanyName: "Acme Corp", AlertType: patent.AlertTypePatentCountChange,
+		if _, err := en.st.Tracking().CreateAlert(ctx, patent.Alert{CompanyName: "Acme Corp", AlertType: patent.AlertTypePatentCountChange,
 			Message: fmt.Sprintf("Patent count for Acme Corp increased by %d.0%% (from 10 to %d)", 10*i, 10+i), OldValue: 10, NewValue: float64(10 + i)}, oneDelivery(i)); err != nil {
 			t.Fatal(err)
 		}
@@ -684,7 +684,7 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 			{PatentID: pns[0], Title: "Acme Corp invention 1", PublicationDate: "2026-11-24", PDFLink: serpapitest.PDFURL(pns[0])},
 			{PatentID: "US11140496B2", Title: "Hearing aid with an own-voice detector", PublicationDate: "2026-11-20"},
 		}}
-	if _, err := en.st.CreateAlert(ctx, newPatents, []patent.Delivery{{ID: "msg_conformance4", Event: "alert.new_patents",
+	if _, err := en.st.Tracking().CreateAlert(ctx, newPatents, []patent.Delivery{{ID: "msg_conformance4", Event: "alert.new_patents",
 		URL: "https://hooks.example.com/secret-path", URLHost: "https://hooks.example.com", Payload: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -946,16 +946,16 @@ func oneDelivery(i int) []patent.Delivery {
 func settleDeliveries(t *testing.T, en *env) (failed, delivered string) {
 	t.Helper()
 	ctx := context.Background()
-	ds, _, err := en.st.ListDeliveries(ctx, patent.DeliveryFilter{Status: patent.DeliveryPending}, 100, "")
+	ds, _, err := en.st.Deliveries().ListDeliveries(ctx, patent.DeliveryFilter{Status: patent.DeliveryPending}, 100, "")
 	if err != nil || len(ds) < 2 {
 		t.Fatalf("pending deliveries = %v, %v", ds, err)
 	}
 	oldest, next := ds[len(ds)-1], ds[len(ds)-2] // the listing is newest first
 	now := en.clk.Now()
-	if err := en.st.RecordAttempt(ctx, oldest.ID, patent.Attempt{Status: patent.DeliveryFailed, StatusCode: 410, Error: "HTTP 410", At: now}); err != nil {
+	if err := en.st.Deliveries().RecordAttempt(ctx, oldest.ID, patent.Attempt{Status: patent.DeliveryFailed, StatusCode: 410, Error: "HTTP 410", At: now}); err != nil {
 		t.Fatal(err)
 	}
-	if err := en.st.RecordAttempt(ctx, next.ID, patent.Attempt{Status: patent.DeliveryDelivered, StatusCode: 200, At: now}); err != nil {
+	if err := en.st.Deliveries().RecordAttempt(ctx, next.ID, patent.Attempt{Status: patent.DeliveryDelivered, StatusCode: 200, At: now}); err != nil {
 		t.Fatal(err)
 	}
 	// Their units end, as the queue's would after those attempts.

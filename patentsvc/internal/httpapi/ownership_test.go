@@ -178,7 +178,7 @@ func TestAnalysesRequestedBy(t *testing.T) {
 		decode(t, rec, &j)
 		waitForJob(t, en, bobTok, j.JobID, "completed")
 		// What a scheduled run stores (the schedule package's test runs one).
-		if _, err := en.st.CreateAnalysis(context.Background(), patent.AnalysisRecord{CompanyName: "Delta Co",
+		if _, err := en.st.Analyses().CreateAnalysis(context.Background(), patent.AnalysisRecord{CompanyName: "Delta Co",
 			AnalysisType: patent.AnalysisPortfolio, Model: patent.DefaultModel, Response: "scheduled"}); err != nil {
 			t.Fatal(err)
 		}

@@ -64,7 +64,7 @@ func TestRegisterRateLimit(t *testing.T) {
 		// A valid registration is refused as well, before anything is created.
 		rec = en.do(t, request{method: http.MethodPost, target: "/auth/register", body: credentials("bob@example.com", password), remote: client})
 		want429(t, rec, "5/minute", "15")
-		if _, err := en.st.UserByEmail(t.Context(), "bob@example.com"); err == nil {
+		if _, err := en.st.Users().UserByEmail(t.Context(), "bob@example.com"); err == nil {
 			t.Error("a refused registration created its user")
 		}
 

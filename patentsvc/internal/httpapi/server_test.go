@@ -188,7 +188,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 		st = storetest.OpenAt(t, o.dialect, dsn, clk.Now)
 	}
 
-	authn, err := auth.New(st, []byte(jwtSecret), nil, accessTTL, refreshTTL, bcrypt.MinCost, clk.Now)
+	authn, err := auth.New(st.Users(), []byte(jwtSecret), nil, accessTTL, refreshTTL, bcrypt.MinCost, clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,11 +206,11 @@ func newEnv(t testing.TB, opts ...option) *env {
 	if o.jobs == (jobs.Config{}) {
 		o.jobs = jobs.Config{MaxPerUser: 10, Timeout: time.Minute}
 	}
-	runner := jobs.NewRunner(o.jobs, st, analyzer, nil, logger, clk.Now)
+	runner := jobs.NewRunner(o.jobs, st.Jobs(), st.Jobs(), analyzer, nil, logger, clk.Now)
 	qcfg, workers := queue.Config{JobWorkers: 2}, queue.Workers{Jobs: runner}
 	var sched *schedule.Scheduler
 	if o.scheduler {
-		sched = schedule.New(schedule.Config{Interval: 24 * time.Hour, Threshold: 20, NewPatentAlerts: true}, st, analyzer, nil, logger, clk.Now)
+		sched = schedule.New(schedule.Config{Interval: 24 * time.Hour, Threshold: 20, NewPatentAlerts: true}, st.Tracking(), analyzer, nil, logger, clk.Now)
 		qcfg.ScheduledWorkers, workers.Runs = 2, sched
 	}
 	q := storetest.NewQueue(t, st, dsn, qcfg, workers)
@@ -227,8 +227,8 @@ func newEnv(t testing.TB, opts ...option) *env {
 		Scheduler:       "disabled",
 		PDF:             o.pdf,
 	}, httpapi.Deps{
-		Users: authn, Analyses: analyzer, Jobs: runner, Tracking: tracking.New(st, clk.Now), Reports: reports.New(st, st, clk.Now),
-		Deliveries: webhook.NewAdmin(st), Database: st, Limits: limits, Registry: observe.NewRegistry(),
+		Users: authn, Analyses: analyzer, Jobs: runner, Tracking: tracking.New(st.Tracking(), clk.Now), Reports: reports.New(st.Analyses(), st.Tracking(), clk.Now),
+		Deliveries: webhook.NewAdmin(st.Deliveries()), Database: st, Limits: limits, Registry: observe.NewRegistry(),
 		Started: epoch.Add(-90 * time.Second), Now: clk.Now,
 	})
 	return &env{srv: srv, st: st, q: q, clk: clk, logs: logs, limits: limits, root: o.rootPath, world: world, runner: runner, sched: sched}

@@ -39,7 +39,7 @@ func TestWebhookDeliveries(t *testing.T) {
 		ctx := context.Background()
 		for i := 1; i <= 5; i++ {
 			en.clk.Advance(time.Second)
-			if _, err := en.st.CreateAlert(ctx, patent.Alert{CompanyName: "Acme", AlertType: patent.AlertTypePatentCountChange,
+			if _, err := en.st.Tracking().CreateAlert(ctx, patent.Alert{CompanyName: "Acme", AlertType: patent.AlertTypePatentCountChange,
 				Message: "m", OldValue: 1, NewValue: 2}, oneDelivery(i)); err != nil {
 				t.Fatal(err)
 			}

@@ -11,7 +11,7 @@
 //     the jobs that ended on the cluster (expectedWait).
 //   - A JobStart does not start the job that queued it but the fairest
 //     pending one at the moment a worker takes it up: the oldest job of the
-//     user with the fewest running (Store.ClaimJob). There are as many
+//     user with the fewest running (patent.FairestJob; claim). There are as many
 //     job starts as pending jobs, so every job starts; the pick is made
 //     when a worker is free, so one user's backlog never holds another
 //     user's first job back by more than one job slot. (River orders its
@@ -79,8 +79,9 @@ const (
 	reasonRestart       = "the service restarted before the job ended"
 )
 
-// Store is the job table; *store.Store implements it.
-type Store interface {
+// Ledger is the job table as users see it: submissions, listings and the
+// pace of the jobs that ended; store.Jobs implements it.
+type Ledger interface {
 	// CreateJob stores a pending job and queues its JobStart with attempts
 	// runs; it refuses with a *patent.TooManyJobsError when the user has
 	// maxPerUser unfinished jobs.
@@ -96,9 +97,23 @@ type Store interface {
 	// JobPace is the median time per company of the latest n jobs that
 	// ran to their end; ok is false when none has.
 	JobPace(ctx context.Context, n int) (perCompany time.Duration, ok bool, err error)
-	// ClaimJob returns the job unit holds, or else the fairest pending job,
-	// now running and held by unit; ok is false when there is none.
-	ClaimJob(ctx context.Context, unit int64) (j patent.Job, ok bool, err error)
+}
+
+// Store is the job table as the units that run jobs use it: taking a job
+// up, recording its progress and its end, and the sweeps; store.Jobs
+// implements it.
+type Store interface {
+	// UnfinishedJobs returns up to limit pending or running jobs of a user
+	// (0: of every user), oldest first.
+	UnfinishedJobs(ctx context.Context, userID int64, limit int) ([]patent.Job, error)
+	// HeldJob returns the running job unit holds; ok is false when none.
+	HeldJob(ctx context.Context, unit int64) (j patent.Job, ok bool, err error)
+	// PendingHeads returns each user's oldest pending job, with the number
+	// of the user's jobs running.
+	PendingHeads(ctx context.Context) ([]patent.JobCandidate, error)
+	// StartJob marks a pending job running, held by unit; ok is false when
+	// it is no longer pending.
+	StartJob(ctx context.Context, id string, unit int64) (j patent.Job, ok bool, err error)
 	JobProgress(ctx context.Context, id string, unit int64, completed int) error
 	// FinishJob records j's end, held by unit, with its deliveries.
 	FinishJob(ctx context.Context, j patent.Job, unit int64, deliveries []patent.Delivery) error
@@ -107,9 +122,9 @@ type Store interface {
 	FailJob(ctx context.Context, j patent.Job, reason string, deliveries []patent.Delivery) (failed bool, err error)
 	// LostJobs are the running jobs whose replica died or whose unit ended.
 	LostJobs(ctx context.Context) ([]patent.LostJob, error)
-	// ReleaseDeadUnits makes the units of a kind that dead replicas were
+	// ReleaseDeadUnits makes the units of its kind that dead replicas were
 	// running available again.
-	ReleaseDeadUnits(ctx context.Context, kind string) (int64, error)
+	ReleaseDeadUnits(ctx context.Context) (int64, error)
 	RefillJobStarts(ctx context.Context, attempts int) (int64, error)
 }
 
@@ -142,6 +157,7 @@ type Config struct {
 // concurrent use.
 type Runner struct {
 	cfg    Config
+	ledger Ledger
 	store  Store
 	batch  Batcher
 	notify Notifier
@@ -149,9 +165,11 @@ type Runner struct {
 	now    func() time.Time
 }
 
-// NewRunner returns a Runner. notify may be nil (no webhooks).
-func NewRunner(cfg Config, st Store, batch Batcher, notify Notifier, logger *slog.Logger, now func() time.Time) *Runner {
-	return &Runner{cfg: cfg, store: st, batch: batch, notify: notify, logger: logger, now: now}
+// NewRunner returns a Runner over the job table, as users see it (ledger)
+// and as the units that run jobs use it (st): store.Jobs is both. notify
+// may be nil (no webhooks).
+func NewRunner(cfg Config, ledger Ledger, st Store, batch Batcher, notify Notifier, logger *slog.Logger, now func() time.Time) *Runner {
+	return &Runner{cfg: cfg, ledger: ledger, store: st, batch: batch, notify: notify, logger: logger, now: now}
 }
 
 // Job returns job id as viewer may see it: their own, or any job for an
@@ -159,7 +177,7 @@ func NewRunner(cfg Config, st Store, batch Batcher, notify Notifier, logger *slo
 // id, so that nothing tells a user another's job exists (decisions.md:
 // 404, never 403).
 func (r *Runner) Job(ctx context.Context, viewer patent.User, id string) (patent.Job, error) {
-	j, err := r.store.Job(ctx, id)
+	j, err := r.ledger.Job(ctx, id)
 	if err != nil {
 		return patent.Job{}, err
 	}
@@ -186,7 +204,7 @@ func (r *Runner) Jobs(ctx context.Context, viewer patent.User, f patent.JobFilte
 		}
 		f.UserID = viewer.ID
 	}
-	return r.store.ListJobs(ctx, f, limit, after)
+	return r.ledger.ListJobs(ctx, f, limit, after)
 }
 
 // Submit stores a pending job of user userID for companies and queues its
@@ -205,7 +223,7 @@ func (r *Runner) Submit(ctx context.Context, userID int64, companies []patent.Co
 	if err != nil {
 		return patent.Job{}, err
 	}
-	j, err := r.store.CreateJob(ctx, patent.Job{ID: id.String(), UserID: userID, Companies: names, MaxWorkers: workers, Model: model,
+	j, err := r.ledger.CreateJob(ctx, patent.Job{ID: id.String(), UserID: userID, Companies: names, MaxWorkers: workers, Model: model,
 		TraceParent: traceParent(ctx)}, r.cfg.MaxPerUser, r.cfg.Attempts)
 	var full *patent.TooManyJobsError
 	if errors.As(err, &full) {
@@ -217,11 +235,11 @@ func (r *Runner) Submit(ctx context.Context, userID int64, companies []patent.Co
 // retryAfter is the expected wait for userID's oldest unfinished job to
 // end (expectedWait), from the pace of the jobs that ended on the cluster.
 func (r *Runner) retryAfter(ctx context.Context, userID int64) time.Duration {
-	unfinished, err := r.store.UnfinishedJobs(ctx, userID, max(r.cfg.MaxPerUser, 1))
+	unfinished, err := r.ledger.UnfinishedJobs(ctx, userID, max(r.cfg.MaxPerUser, 1))
 	if err != nil {
 		unfinished = nil
 	}
-	pace, ok, err := r.store.JobPace(ctx, paceJobs)
+	pace, ok, err := r.ledger.JobPace(ctx, paceJobs)
 	if err != nil || !ok {
 		pace = defaultPace
 	}
@@ -281,7 +299,7 @@ func (r *Runner) Work(ctx context.Context, u patent.JobStart) error {
 	// JOBS_TIMEOUT runs from the unit's start, waits for the pick included,
 	// so that it always ends EndGrace before the unit's own deadline.
 	deadline := time.Now().Add(r.cfg.Timeout)
-	j, ok, err := r.store.ClaimJob(ctx, u.UnitID)
+	j, ok, err := r.claim(ctx, u.UnitID)
 	if err != nil || !ok {
 		return err
 	}
@@ -310,6 +328,33 @@ func (r *Runner) Work(ctx context.Context, u patent.JobStart) error {
 		j.Status, j.Error = patent.JobFailed, &msg
 	}
 	return r.finish(ctx, j, u.UnitID, log)
+}
+
+// claim takes a job up for unit: the job the unit holds already, if it is
+// still running (the unit is run again after its process died or a
+// shutdown cut it short), or else the fairest pending job
+// (patent.FairestJob), whichever job's submission queued the unit. When
+// another replica starts the pick first, it picks again among what is
+// left. ok is false when every pending job is taken already.
+func (r *Runner) claim(ctx context.Context, unit int64) (patent.Job, bool, error) {
+	if j, ok, err := r.store.HeldJob(ctx, unit); err != nil || ok {
+		return j, ok, err
+	}
+	for ctx.Err() == nil {
+		heads, err := r.store.PendingHeads(ctx)
+		if err != nil {
+			return patent.Job{}, false, err
+		}
+		pick, ok := patent.FairestJob(heads)
+		if !ok {
+			return patent.Job{}, false, nil
+		}
+		j, ok, err := r.store.StartJob(ctx, pick.JobID, unit)
+		if err != nil || ok {
+			return j, ok, err
+		}
+	}
+	return patent.Job{}, false, context.Cause(ctx)
 }
 
 // jobProgress records a running job's progress on its row, held by its
@@ -392,7 +437,7 @@ func (r *Runner) Sweep(ctx context.Context) {
 	if failed > 0 {
 		r.logger.Warn("failed jobs whose work stopped", "count", failed)
 	}
-	if n, err := r.store.ReleaseDeadUnits(ctx, patent.KindJobStart); err != nil && ctx.Err() == nil {
+	if n, err := r.store.ReleaseDeadUnits(ctx); err != nil && ctx.Err() == nil {
 		r.logger.Warn("releasing the job starts of dead replicas failed", "err", err.Error())
 	} else if n > 0 {
 		r.logger.Info("released the job starts of dead replicas", "count", n)

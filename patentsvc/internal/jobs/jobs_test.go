@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -59,7 +60,7 @@ func waitStatus(t *testing.T, st *store.Store, id, want string) patent.Job {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		j, err := st.Job(ctx, id)
+		j, err := st.Jobs().Job(ctx, id)
 		if err == nil && j.Status == want {
 			return j
 		}
@@ -83,7 +84,7 @@ func newWorld(t *testing.T, dialect string, batch jobs.Batcher, cfg jobs.Config,
 	t.Helper()
 	dsn := storetest.DSN(t, dialect)
 	w := &world{st: storetest.OpenAt(t, dialect, dsn, time.Now)}
-	w.runner = jobs.NewRunner(cfg, w.st, batch, notify, logger, time.Now)
+	w.runner = jobs.NewRunner(cfg, w.st.Jobs(), w.st.Jobs(), batch, notify, logger, time.Now)
 	w.q = storetest.NewQueue(t, w.st, dsn, queue.Config{JobWorkers: workers, JobTimeout: cfg.Timeout + time.Minute}, queue.Workers{Jobs: w.runner})
 	storetest.StartQueue(t, w.q)
 	return w
@@ -136,7 +137,7 @@ func TestLifecycle(t *testing.T) {
 			g.release <- struct{}{}
 			deadline := time.Now().Add(10 * time.Second)
 			for {
-				got, _ := w.st.Job(ctx, j.ID)
+				got, _ := w.st.Jobs().Job(ctx, j.ID)
 				if got.Completed == 1 {
 					if got.Progress() != 0.5 {
 						t.Errorf("progress = %v, want 0.5", got.Progress())
@@ -220,29 +221,30 @@ func TestExpectedWait(t *testing.T) {
 func TestRetryAfterFromThePace(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}
 	st := storetest.Open(t, store.SQLite, clk.Now)
-	r := jobs.NewRunner(jobs.Config{MaxPerUser: 1, Timeout: 30 * time.Minute}, st, &gateBatcher{}, nil, slog.New(slog.DiscardHandler), clk.Now)
+	r := jobs.NewRunner(jobs.Config{MaxPerUser: 1, Timeout: 30 * time.Minute}, st.Jobs(), st.Jobs(), &gateBatcher{}, nil, slog.New(slog.DiscardHandler), clk.Now)
 	// Three jobs of one company ended, each after 45 s.
 	for i := range 3 {
 		j, err := r.Submit(ctx, int64(10+i), []patent.CompanyName{"Acme"}, 1, "m")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok, err := st.ClaimJob(ctx, int64(100+i)); !ok || err != nil {
+		if _, ok, err := st.Jobs().StartJob(ctx, j.ID, int64(100+i)); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 		clk.advance(45 * time.Second)
-		if err := st.FinishJob(ctx, patent.Job{ID: j.ID, Status: patent.JobCompleted}, int64(100+i), nil); err != nil {
+		if err := st.Jobs().FinishJob(ctx, patent.Job{ID: j.ID, Status: patent.JobCompleted}, int64(100+i), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := r.Submit(ctx, 1, []patent.CompanyName{"Acme"}, 1, "m"); err != nil {
+	running, err := r.Submit(ctx, 1, []patent.CompanyName{"Acme"}, 1, "m")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := st.ClaimJob(ctx, 200); !ok || err != nil {
+	if _, ok, err := st.Jobs().StartJob(ctx, running.ID, 200); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	clk.advance(2 * time.Second)
-	_, err := r.Submit(ctx, 1, []patent.CompanyName{"Beta"}, 1, "m")
+	_, err = r.Submit(ctx, 1, []patent.CompanyName{"Beta"}, 1, "m")
 	var full *patent.TooManyJobsError
 	if !errors.As(err, &full) || full.RetryAfterSeconds() != 43 {
 		t.Fatalf("Submit over the limit = %v (%+v), want Retry-After 43 s (45 s a job, 2 s run)", err, full)
@@ -286,7 +288,7 @@ func TestShutdownRunsAgain(t *testing.T) {
 			dsn := storetest.DSN(t, d)
 			stuck := &gateBatcher{release: make(chan struct{})} // never released
 			st1 := storetest.OpenAt(t, d, dsn, time.Now)
-			first := jobs.NewRunner(defaults, st1, stuck, nil, slog.New(slog.DiscardHandler), time.Now)
+			first := jobs.NewRunner(defaults, st1.Jobs(), st1.Jobs(), stuck, nil, slog.New(slog.DiscardHandler), time.Now)
 			q1 := storetest.NewQueue(t, st1, dsn, queue.Config{JobWorkers: 1, JobTimeout: 2 * time.Minute}, queue.Workers{Jobs: first})
 			if err := q1.Start(ctx); err != nil {
 				t.Fatal(err)
@@ -301,7 +303,7 @@ func TestShutdownRunsAgain(t *testing.T) {
 			if err := q1.Shutdown(deadline); err == nil {
 				t.Error("Shutdown cut a job short and returned nil")
 			}
-			if got, _ := st1.Job(ctx, j.ID); got.Status != patent.JobRunning || got.UnitID != running.UnitID {
+			if got, _ := st1.Jobs().Job(ctx, j.ID); got.Status != patent.JobRunning || got.UnitID != running.UnitID {
 				t.Fatalf("job after the cut = %+v, want still running under its unit", got)
 			}
 
@@ -321,7 +323,7 @@ func TestShutdownRunsAgain(t *testing.T) {
 func newReplica(t *testing.T, d, dsn string, batch jobs.Batcher) *jobs.Runner {
 	t.Helper()
 	st := storetest.OpenAt(t, d, dsn, time.Now)
-	r := jobs.NewRunner(defaults, st, batch, nil, slog.New(slog.DiscardHandler), time.Now)
+	r := jobs.NewRunner(defaults, st.Jobs(), st.Jobs(), batch, nil, slog.New(slog.DiscardHandler), time.Now)
 	storetest.StartQueue(t, storetest.NewQueue(t, st, dsn, queue.Config{JobWorkers: 1, JobTimeout: 2 * time.Minute}, queue.Workers{Jobs: r}))
 	return r
 }
@@ -334,25 +336,25 @@ func TestSweepFailsOrphans(t *testing.T) {
 	var logs bytes.Buffer
 	st := storetest.Open(t, store.SQLite, time.Now)
 	notify := &notifier{}
-	r := jobs.NewRunner(defaults, st, &gateBatcher{}, notify, slog.New(slog.NewJSONHandler(&logs, nil)), time.Now)
+	r := jobs.NewRunner(defaults, st.Jobs(), st.Jobs(), &gateBatcher{}, notify, slog.New(slog.NewJSONHandler(&logs, nil)), time.Now)
 	j, err := r.Submit(ctx, 1, []patent.CompanyName{"Acme"}, 1, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
 	unit := storetest.Units(t, st, patent.KindJobStart)[0].ID
-	if _, ok, err := st.ClaimJob(ctx, unit); !ok || err != nil {
+	if _, ok, err := st.Jobs().StartJob(ctx, j.ID, unit); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	storetest.SetUnitState(t, st, unit, "discarded") // its runs failed JOBS_MAX_ATTEMPTS times
 	r.Sweep(ctx)
-	got, _ := st.Job(ctx, j.ID)
+	got, _ := st.Jobs().Job(ctx, j.ID)
 	if got.Status != patent.JobFailed || got.Error == nil || !strings.Contains(*got.Error, "work stopped without ending it") {
 		t.Errorf("orphaned job after the sweep = %+v", got)
 	}
 	if n := notify.composed(); len(n) != 1 || n[0].ID != j.ID || n[0].Status != patent.JobFailed || n[0].Error == nil || *n[0].Error != *got.Error {
 		t.Errorf("composed for %+v, want the failed job with its reason", n)
 	}
-	if d, err := st.Delivery(ctx, "msg_"+j.ID+"_failed"); err != nil || d.Status != patent.DeliveryPending {
+	if d, err := st.Deliveries().Delivery(ctx, "msg_"+j.ID+"_failed"); err != nil || d.Status != patent.DeliveryPending {
 		t.Errorf("the failed job's delivery = %+v, %v; want it stored", d, err)
 	}
 	if !strings.Contains(logs.String(), `"msg":"failed jobs whose work stopped","count":1`) {
@@ -370,7 +372,7 @@ func TestRealPipeline(t *testing.T) {
 			st := storetest.OpenAt(t, d, dsn, time.Now)
 			w := analysistest.NewWorld(t, st)
 			w.Company("Acme Corp", 2)
-			r := jobs.NewRunner(defaults, st, w.Analyzer(nil), nil, slog.New(slog.DiscardHandler), time.Now)
+			r := jobs.NewRunner(defaults, st.Jobs(), st.Jobs(), w.Analyzer(nil), nil, slog.New(slog.DiscardHandler), time.Now)
 			storetest.StartQueue(t, storetest.NewQueue(t, st, dsn, queue.Config{JobWorkers: 2}, queue.Workers{Jobs: r}))
 			j, err := r.Submit(ctx, 42, []patent.CompanyName{"Acme Corp", "Nobody Inc"}, 2, "openai/gpt-4o-mini")
 			if err != nil {
@@ -388,5 +390,57 @@ func TestRealPipeline(t *testing.T) {
 				t.Errorf("stored analyses = %+v, want one requested by \"42\"", recs)
 			}
 		})
+	}
+}
+
+// racingJobs is the real job table, with another replica that starts the
+// job this one picked between its read of the pending jobs and its start,
+// once.
+type racingJobs struct {
+	store.Jobs
+	raced bool
+}
+
+func (r *racingJobs) PendingHeads(ctx context.Context) ([]patent.JobCandidate, error) {
+	heads, err := r.Jobs.PendingHeads(ctx)
+	if err == nil && !r.raced {
+		r.raced = true
+		pick, _ := patent.FairestJob(heads)
+		if _, ok, err := r.Jobs.StartJob(ctx, pick.JobID, 999); !ok || err != nil {
+			return nil, fmt.Errorf("the other replica could not start %s: %v, %v", pick.JobID, ok, err)
+		}
+	}
+	return heads, err
+}
+
+// TestClaim: a unit run again takes up the job it holds; a free unit the
+// fairest pending job; one that loses its pick to another replica picks
+// again among what is left; none is left when every job runs.
+func TestClaim(t *testing.T) {
+	st := storetest.Open(t, store.SQLite, time.Now)
+	race := &racingJobs{Jobs: st.Jobs()}
+	r := jobs.NewRunner(defaults, st.Jobs(), race, &gateBatcher{}, nil, slog.New(slog.DiscardHandler), time.Now)
+	var ids []string
+	for _, user := range []int64{1, 1, 2} {
+		j, err := r.Submit(ctx, user, []patent.CompanyName{"Acme"}, 1, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	// The other replica takes the fairest (user 1's oldest) first; this
+	// unit picks again: user 2's job, as user 1 now runs one.
+	j, ok, err := r.Claim(ctx, 1)
+	if err != nil || !ok || j.ID != ids[2] || j.UnitID != 1 {
+		t.Fatalf("claim after losing the pick = %s (unit %d), %v, %v; want %s", j.ID, j.UnitID, ok, err, ids[2])
+	}
+	if again, ok, err := r.Claim(ctx, 1); err != nil || !ok || again.ID != ids[2] {
+		t.Errorf("the same unit run again = %s, %v, %v; want the job it holds, %s", again.ID, ok, err, ids[2])
+	}
+	if next, ok, err := r.Claim(ctx, 2); err != nil || !ok || next.ID != ids[1] {
+		t.Errorf("the next free unit = %s, %v, %v; want %s", next.ID, ok, err, ids[1])
+	}
+	if none, ok, err := r.Claim(ctx, 3); err != nil || ok {
+		t.Errorf("a unit with every job running = %s, %v, %v; want none", none.ID, ok, err)
 	}
 }

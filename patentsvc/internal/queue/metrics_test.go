@@ -28,7 +28,7 @@ func TestMetrics(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, err := st.CreateJob(context.Background(), patent.Job{ID: "j1", UserID: 1, Companies: []string{"Acme"}}, 0, 0); err != nil {
+			if _, err := st.Jobs().CreateJob(context.Background(), patent.Job{ID: "j1", UserID: 1, Companies: []string{"Acme"}}, 0, 0); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(1100 * time.Millisecond) // the oldest unit has waited a second

@@ -16,7 +16,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
-// Analyses reads the stored analyses; *store.Store implements it.
+// Analyses reads the stored analyses; store.Analyses implements it.
 type Analyses interface {
 	// HasAnalyses reports whether the company has a stored non-cached
 	// analysis.
@@ -33,7 +33,7 @@ type Analyses interface {
 	UsageSince(ctx context.Context, since time.Time) (patent.Usage, error)
 }
 
-// History reads a tracked company's runs; *store.Store implements it.
+// History reads a tracked company's runs; store.Tracking implements it.
 type History interface {
 	// TrackingHistory returns the tracked company and its runs since
 	// since, oldest first; a kind of patent.ErrNotFound when it is not

@@ -32,7 +32,7 @@ func TestReport(t *testing.T) {
 	facts := &patent.Portfolio{Granted: 2}
 	add := func(a patent.AnalysisRecord) {
 		t.Helper()
-		if _, err := st.CreateAnalysis(ctx, a); err != nil {
+		if _, err := st.Analyses().CreateAnalysis(ctx, a); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,7 +48,7 @@ func TestReport(t *testing.T) {
 	add(patent.AnalysisRecord{CompanyName: "Other", AnalysisType: patent.AnalysisPortfolio, Model: "m/z", Response: "x", Timestamp: now})
 	add(patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Model: "m/cached", Response: "x", Cached: true, Timestamp: now})
 
-	rep := reports.New(st, st, clock)
+	rep := reports.New(st.Analyses(), st.Tracking(), clock)
 	r, err := rep.Report(ctx, "Acme")
 	if err != nil {
 		t.Fatal(err)
@@ -102,11 +102,11 @@ func TestReportBounds(t *testing.T) {
 	for i := range n {
 		a := patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Model: "m",
 			Response: fmt.Sprint(i), Timestamp: now.Add(time.Duration(i-n) * time.Minute)}
-		if _, err := st.CreateAnalysis(ctx, a); err != nil {
+		if _, err := st.Analyses().CreateAnalysis(ctx, a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r, err := reports.New(st, st, clock).Report(ctx, "Acme")
+	r, err := reports.New(st.Analyses(), st.Tracking(), clock).Report(ctx, "Acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestReportBounds(t *testing.T) {
 // export and the report alike.
 func TestNothingToExport(t *testing.T) {
 	st := storetest.Open(t, store.SQLite, clock)
-	rep := reports.New(st, st, clock)
+	rep := reports.New(st.Analyses(), st.Tracking(), clock)
 	const want = "No analysis results found for Nobody Inc"
 	if err := rep.Exportable(ctx, "Nobody Inc"); !errors.Is(err, patent.ErrNotFound) || err.Error() != want {
 		t.Errorf("Exportable = %v, want %q (ErrNotFound)", err, want)
@@ -139,11 +139,11 @@ func TestAnalyticsPeriods(t *testing.T) {
 	st := storetest.Open(t, store.SQLite, clock)
 	for _, age := range []time.Duration{time.Hour, 10 * 24 * time.Hour, 40 * 24 * time.Hour} {
 		a := patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Model: "m", Response: "x", Timestamp: now.Add(-age)}
-		if _, err := st.CreateAnalysis(ctx, a); err != nil {
+		if _, err := st.Analyses().CreateAnalysis(ctx, a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rep := reports.New(st, st, clock)
+	rep := reports.New(st.Analyses(), st.Tracking(), clock)
 	for days, want := range map[int]int64{1: 1, 30: 2, 365: 3} {
 		u, err := rep.Usage(ctx, days)
 		if err != nil || u.Total != want {

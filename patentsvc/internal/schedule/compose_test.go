@@ -60,7 +60,7 @@ func TestRunComposesBeforeItStores(t *testing.T) {
 	st := storetest.Open(t, store.SQLite, clk.Now)
 	fake := newFake()
 	h := &hooks{}
-	sched := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20, NewPatentAlerts: true}, st, fake, h, slog.New(slog.DiscardHandler), clk.Now)
+	sched := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20, NewPatentAlerts: true}, st.Tracking(), fake, h, slog.New(slog.DiscardHandler), clk.Now)
 	if _, err := storetest.Track(ctx, st, "Acme", clk.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestRunComposesBeforeItStores(t *testing.T) {
 	if err := sched.Run(ctx, u); err != nil {
 		t.Fatal(err)
 	}
-	stored, _ := st.ListAlerts(ctx, 10)
+	stored, _ := st.Tracking().ListAlerts(ctx, 10)
 	if len(stored) != 2 || len(h.alerts) != 2 {
 		t.Fatalf("stored %+v, composed %+v; want a count change and a new patents alert", stored, h.alerts)
 	}
@@ -90,7 +90,7 @@ func TestRunComposesBeforeItStores(t *testing.T) {
 		if a.ID != u.AlertIDs[0] && a.ID != u.AlertIDs[1] {
 			t.Errorf("stored alert %+v, want one of the unit's ids %v", a, u.AlertIDs)
 		}
-		if d, err := st.Delivery(ctx, "msg_"+a.AlertType); err != nil || d.Event != "alert."+a.AlertType {
+		if d, err := st.Deliveries().Delivery(ctx, "msg_"+a.AlertType); err != nil || d.Event != "alert."+a.AlertType {
 			t.Errorf("alert %s: delivery %+v, %v; want stored with it", a.AlertType, d, err)
 		}
 	}
@@ -104,7 +104,7 @@ func TestRunComposesBeforeItStores(t *testing.T) {
 	if err := sched.Run(ctx, u); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := st.ListAlerts(ctx, 10); len(again) != 2 {
+	if again, _ := st.Tracking().ListAlerts(ctx, 10); len(again) != 2 {
 		t.Errorf("alerts after the unit ran twice: %d, want 2", len(again))
 	}
 }

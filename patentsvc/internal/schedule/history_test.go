@@ -46,7 +46,7 @@ func TestRunsHistory(t *testing.T) {
 			// Retried after the back-off (1 min), within the hour.
 			round(9, false, "9 success alert=true") // -40% from 15
 
-			_, runs, err := st.TrackingHistory(ctx, "acme", start)
+			_, runs, err := st.Tracking().TrackingHistory(ctx, "acme", start)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,11 +64,11 @@ func TestRunsHistory(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("history:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			if alerts, _ := st.ListAlerts(ctx, 10); len(alerts) != 2 || len(log.all()) != 2 {
+			if alerts, _ := st.Tracking().ListAlerts(ctx, 10); len(alerts) != 2 || len(log.all()) != 2 {
 				t.Errorf("%d alerts stored, %d composed, want 2 and 2", len(alerts), len(log.all()))
 			}
 		})
 	}
 }
 
-var _ schedule.Store = (*store.Store)(nil)
+var _ schedule.Store = store.Tracking{}

@@ -28,7 +28,7 @@ func TestNewPatentAlerts(t *testing.T) {
 				fake.mu.Lock()
 				fake.pubs["Acme"], fake.counts["Acme"] = ids, len(ids)
 				fake.mu.Unlock()
-				if _, err := r.st.TrackedCompany(ctx, 1); err != nil {
+				if _, err := r.st.Tracking().TrackedCompany(ctx, 1); err != nil {
 					storetest.Track(ctx, r.st, "Acme", clk.Now())
 					r.settle(t)
 				} else {
@@ -54,7 +54,7 @@ func TestNewPatentAlerts(t *testing.T) {
 				len(newAlerts[0].Patents) != 2 || newAlerts[0].Patents[0].PatentID != "N1" || newAlerts[0].Patents[1].PatentID != "N2" {
 				t.Errorf("new_patents alerts = %+v, want one for N1 and N2", newAlerts)
 			}
-			_, runs, err := r.st.TrackingHistory(ctx, "Acme", time.Time{})
+			_, runs, err := r.st.Tracking().TrackingHistory(ctx, "Acme", time.Time{})
 			if err != nil || len(runs) != 4 {
 				t.Fatalf("history = %+v, %v", runs, err)
 			}
@@ -115,7 +115,7 @@ func TestBaselineAfterMigration(t *testing.T) {
 	if len(newAlerts) != 1 || len(newAlerts[0].Patents) != 1 || newAlerts[0].Patents[0].PatentID != "D1" {
 		t.Errorf("new_patents alerts = %+v, want one, for D1 alone", newAlerts)
 	}
-	_, runs, _ := r.st.TrackingHistory(ctx, "Acme", time.Time{})
+	_, runs, _ := r.st.Tracking().TrackingHistory(ctx, "Acme", time.Time{})
 	if len(runs) != 4 || len(runs[1].NewPatents)+len(runs[2].NewPatents) != 0 || !reflect.DeepEqual(runs[3].NewPatents, []string{"D1"}) {
 		t.Errorf("history = %+v", runs)
 	}

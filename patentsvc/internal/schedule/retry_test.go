@@ -218,7 +218,7 @@ func analysed(t *testing.T, st *store.Store, id int64) bool {
 
 func trackedByID(t *testing.T, st *store.Store, id int64) patent.TrackedCompany {
 	t.Helper()
-	list, err := st.ListTracked(ctx)
+	list, err := st.Tracking().ListTracked(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ const (
 	StateDisabled = "disabled"
 )
 
-// Store is the tracked-company table and the alerts; *store.Store
+// Store is the tracked-company table and the alerts; store.Tracking
 // implements it.
 type Store interface {
 	// QueueDue queues the runs of up to limit due companies without a
@@ -103,9 +103,9 @@ type Store interface {
 	// RecordFailure records a run whose search failed, and its row in the
 	// company's history, while the company is still due at due.
 	RecordFailure(ctx context.Context, id int64, due, at time.Time, failures int, next time.Time) (bool, error)
-	// ReleaseDeadUnits makes the units of a kind that dead replicas were
+	// ReleaseDeadUnits makes the units of its kind that dead replicas were
 	// running available again.
-	ReleaseDeadUnits(ctx context.Context, kind string) (int64, error)
+	ReleaseDeadUnits(ctx context.Context) (int64, error)
 	// PruneTrackingRuns deletes the history rows older than before.
 	PruneTrackingRuns(ctx context.Context, before time.Time) (int64, error)
 }
@@ -239,7 +239,7 @@ func (s *Scheduler) QueueDue(ctx context.Context) {
 // was running (gocron calls it every few seconds on every replica; its
 // session ended, so they are known dead).
 func (s *Scheduler) Sweep(ctx context.Context) {
-	n, err := s.store.ReleaseDeadUnits(ctx, patent.KindScheduledRun)
+	n, err := s.store.ReleaseDeadUnits(ctx)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		s.logger.Warn("releasing the scheduled runs of dead replicas failed", "err", err.Error())

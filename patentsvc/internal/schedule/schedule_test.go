@@ -103,7 +103,7 @@ func newReplicaWith(t *testing.T, dialect, dsn string, now func() time.Time, cfg
 	analyzer func(*store.Store) schedule.Analyzer, notify schedule.Notifier) *rig {
 	t.Helper()
 	r := &rig{st: storetest.OpenAt(t, dialect, dsn, now)}
-	r.sched = schedule.New(cfg, r.st, analyzer(r.st), notify, slog.New(slog.DiscardHandler), now)
+	r.sched = schedule.New(cfg, r.st.Tracking(), analyzer(r.st), notify, slog.New(slog.DiscardHandler), now)
 	unit := cmp.Or(cfg.Timeout, schedule.DefaultTimeout) + schedule.EndGrace
 	r.q = storetest.NewQueue(t, r.st, dsn, queue.Config{ScheduledWorkers: 4, ScheduledTimeout: unit}, queue.Workers{Runs: r.sched})
 	storetest.StartQueue(t, r.q)
@@ -220,11 +220,11 @@ func TestAlertRule(t *testing.T) {
 		alerts[1].Message != "Patent count for Acme decreased by 40.0% (from 15 to 9)" {
 		t.Errorf("messages = %q, %q", alerts[0].Message, alerts[1].Message)
 	}
-	stored, _ := st.ListAlerts(ctx, 10)
+	stored, _ := st.Tracking().ListAlerts(ctx, 10)
 	if len(stored) != 2 || stored[0].OldValue != 15 || stored[0].NewValue != 9 || stored[0].ID == 0 {
 		t.Errorf("stored alerts = %+v", stored)
 	}
-	tracked, _ := st.ListTracked(ctx)
+	tracked, _ := st.Tracking().ListTracked(ctx)
 	if tracked[0].LastPatentCount != 9 || tracked[0].LastAnalysisAt == nil || !fake.isFresh() {
 		t.Errorf("tracked = %+v (scheduled runs fresh: %v)", tracked[0], fake.isFresh())
 	}
@@ -235,7 +235,7 @@ func TestAlertRule(t *testing.T) {
 	fake.fail["Acme"] = true
 	fake.mu.Unlock()
 	round(100, 7)
-	tracked, _ = st.ListTracked(ctx)
+	tracked, _ = st.Tracking().ListTracked(ctx)
 	if tracked[0].LastPatentCount != 9 || len(log.all()) != 2 {
 		t.Errorf("after a failed run: count %d, alerts %d", tracked[0].LastPatentCount, len(log.all()))
 	}
@@ -388,7 +388,7 @@ func TestRunOncePerDueTime(t *testing.T) {
 	st := storetest.Open(t, store.SQLite, time.Now)
 	fake := newFake()
 	fake.set("Acme", 4)
-	sched := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20}, st, fake, nil, slog.New(slog.DiscardHandler), time.Now)
+	sched := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20}, st.Tracking(), fake, nil, slog.New(slog.DiscardHandler), time.Now)
 	acme, _ := storetest.Track(ctx, st, "Acme", time.Now())
 	u := patent.ScheduledRun{TrackedID: acme.ID, DueAt: acme.NextRunAt}
 	for range 2 {
@@ -417,7 +417,7 @@ func TestRunTimeout(t *testing.T) {
 	st := storetest.Open(t, store.SQLite, clk.Now)
 	an := blockingAnalyzer{started: make(chan string, 1)}
 	sched := schedule.New(schedule.Config{Interval: time.Hour, Threshold: 20, Timeout: 100 * time.Millisecond, RetryBase: time.Minute},
-		st, an, nil, slog.New(slog.DiscardHandler), clk.Now)
+		st.Tracking(), an, nil, slog.New(slog.DiscardHandler), clk.Now)
 	acme, _ := storetest.Track(ctx, st, "Acme", clk.Now())
 	if err := sched.Run(ctx, patent.ScheduledRun{TrackedID: acme.ID, DueAt: acme.NextRunAt}); err != nil {
 		t.Fatalf("Run = %v, want the timed-out run recorded", err)

@@ -38,7 +38,7 @@ func (r analysisRow) toDomain() patent.AnalysisRecord {
 }
 
 // CreateAnalysis stores an analysis, stamped now unless it carries a time.
-func (s *Store) CreateAnalysis(ctx context.Context, a patent.AnalysisRecord) (patent.AnalysisRecord, error) {
+func (s Analyses) CreateAnalysis(ctx context.Context, a patent.AnalysisRecord) (patent.AnalysisRecord, error) {
 	at := a.Timestamp
 	if at.IsZero() {
 		at = s.now()
@@ -58,7 +58,7 @@ func (s *Store) CreateAnalysis(ctx context.Context, a patent.AnalysisRecord) (pa
 // name, any letter case): at most limit analyses and PageBytes of answers
 // (at least one analysis, however long). next is the cursor of the
 // following page, after the last analysis returned, empty on the last one.
-func (s *Store) ListAnalyses(ctx context.Context, company string, limit int, after string) ([]patent.AnalysisRecord, string, error) {
+func (s Analyses) ListAnalyses(ctx context.Context, company string, limit int, after string) ([]patent.AnalysisRecord, string, error) {
 	q := s.db.WithContext(ctx).Model(&analysisRow{}).Where("NOT cached")
 	if company != "" {
 		q = q.Where("lower(company_name) = lower(?)", company)

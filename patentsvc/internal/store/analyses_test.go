@@ -50,7 +50,7 @@ func pageAll(t *testing.T, s *store.Store, company string, limit int) []patent.A
 	var all []patent.AnalysisRecord
 	cursor := ""
 	for i := 0; ; i++ {
-		page, next, err := s.ListAnalyses(ctx, company, limit, cursor)
+		page, next, err := s.Analyses().ListAnalyses(ctx, company, limit, cursor)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,12 +80,12 @@ func TestListAnalysesPaging(t *testing.T) {
 			if i%4 == 0 {
 				name = "Other Inc"
 			}
-			if _, err := s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: name, AnalysisType: patent.AnalysisPortfolio,
+			if _, err := s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: name, AnalysisType: patent.AnalysisPortfolio,
 				Model: "openai/gpt-4o-mini", Response: fmt.Sprintf("analysis %d", i)}); err != nil {
 				t.Fatal(err)
 			}
 			if i%7 == 0 {
-				s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: name, AnalysisType: patent.AnalysisPortfolio, Cached: true, Response: "cached"})
+				s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: name, AnalysisType: patent.AnalysisPortfolio, Cached: true, Response: "cached"})
 			}
 		}
 		all := pageAll(t, s, "", 4)
@@ -113,9 +113,9 @@ func TestListAnalysesPaging(t *testing.T) {
 			t.Errorf("a partial name matched %d rows, want 0", len(got))
 		}
 		// Malformed cursors start from the beginning.
-		first, _, _ := s.ListAnalyses(ctx, "", 3, "")
+		first, _, _ := s.Analyses().ListAnalyses(ctx, "", 3, "")
 		for _, bad := range []string{"!!!", "bm90IGEgY3Vyc29y", base64.RawURLEncoding.EncodeToString([]byte("abc.1")), base64.RawURLEncoding.EncodeToString([]byte("123.x"))} {
-			got, _, err := s.ListAnalyses(ctx, "", 3, bad)
+			got, _, err := s.Analyses().ListAnalyses(ctx, "", 3, bad)
 			if err != nil || len(got) != 3 || got[0].ID != first[0].ID {
 				t.Errorf("cursor %q: got %v, %v; want the first page", bad, got, err)
 			}
@@ -128,7 +128,7 @@ func TestListAnalysesPaging(t *testing.T) {
 func TestPagingUnderInserts(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
 		for i := range 30 {
-			s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: fmt.Sprint(i)})
+			s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: fmt.Sprint(i)})
 		}
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
@@ -138,7 +138,7 @@ func TestPagingUnderInserts(t *testing.T) {
 				case <-stop:
 					return
 				default:
-					s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: "new"})
+					s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: "new"})
 				}
 			}
 		})
@@ -164,42 +164,42 @@ func TestPagingUnderInserts(t *testing.T) {
 
 func TestPatentsAndCaches(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
-		if _, err := s.Patent(ctx, "US1"); !errors.Is(err, patent.ErrNotFound) {
+		if _, err := s.Analyses().Patent(ctx, "US1"); !errors.Is(err, patent.ErrNotFound) {
 			t.Fatalf("Patent(unknown) = %v", err)
 		}
 		p := patent.StoredPatent{PatentID: "US11734097B1", CompanyName: "Acme", Title: "Widget", PDFLink: "https://h/x.pdf", Summary: "snippet"}
-		if err := s.UpsertPatent(ctx, p); err != nil {
+		if err := s.Analyses().UpsertPatent(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		// A later record without a link keeps the known link, adds the path.
-		if err := s.UpsertPatent(ctx, patent.StoredPatent{PatentID: "US11734097B1", PDFPath: "local:patents/US11734097B1.pdf", Summary: "abstract"}); err != nil {
+		if err := s.Analyses().UpsertPatent(ctx, patent.StoredPatent{PatentID: "US11734097B1", PDFPath: "local:patents/US11734097B1.pdf", Summary: "abstract"}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Patent(ctx, "US11734097B1")
+		got, err := s.Analyses().Patent(ctx, "US11734097B1")
 		if err != nil || got.PDFLink != p.PDFLink || got.PDFPath != "local:patents/US11734097B1.pdf" || got.Summary != "abstract" || got.Title != "Widget" {
 			t.Fatalf("Patent = %+v, %v", got, err)
 		}
 
-		if _, ok, _ := s.SearchCache(ctx, "k", time.Hour); ok {
+		if _, ok, _ := s.Caches().SearchCache(ctx, "k", time.Hour); ok {
 			t.Fatal("empty search cache hit")
 		}
-		s.PutSearchCache(ctx, "k", []byte(`{"a":1}`))
-		s.PutSearchCache(ctx, "k", []byte(`{"a":2}`))
-		if b, ok, err := s.SearchCache(ctx, "k", time.Hour); !ok || err != nil || string(b) != `{"a":2}` {
+		s.Caches().PutSearchCache(ctx, "k", []byte(`{"a":1}`))
+		s.Caches().PutSearchCache(ctx, "k", []byte(`{"a":2}`))
+		if b, ok, err := s.Caches().SearchCache(ctx, "k", time.Hour); !ok || err != nil || string(b) != `{"a":2}` {
 			t.Fatalf("SearchCache = %s, %v, %v", b, ok, err)
 		}
-		if _, ok, _ := s.SearchCache(ctx, "k", 0); ok {
+		if _, ok, _ := s.Caches().SearchCache(ctx, "k", 0); ok {
 			t.Fatal("an entry older than the lifetime was served")
 		}
 
 		a := patent.LLMAnswer{Key: "m|h", Model: "openai/gpt-4o-mini", AnsweredModel: "openai/gpt-4o-mini-2024", Response: "text", PromptTokens: 10, CompletionTokens: 5}
-		if err := s.PutLLMCache(ctx, a); err != nil {
+		if err := s.Caches().PutLLMCache(ctx, a); err != nil {
 			t.Fatal(err)
 		}
-		if got, ok, err := s.LLMCache(ctx, "m|h"); !ok || err != nil || got != a {
+		if got, ok, err := s.Caches().LLMCache(ctx, "m|h"); !ok || err != nil || got != a {
 			t.Fatalf("LLMCache = %+v, %v, %v", got, ok, err)
 		}
-		if _, ok, _ := s.LLMCache(ctx, "other"); ok {
+		if _, ok, _ := s.Caches().LLMCache(ctx, "other"); ok {
 			t.Fatal("LLM cache hit for an unknown key")
 		}
 	})
@@ -211,17 +211,17 @@ func TestListJobs(t *testing.T) {
 			if i == 3 {
 				clk.tie(3)
 			}
-			s.CreateJob(ctx, patent.Job{ID: fmt.Sprintf("job-%d", i), UserID: int64(i), Companies: []string{"A"}}, 0, 0)
+			s.Jobs().CreateJob(ctx, patent.Job{ID: fmt.Sprintf("job-%d", i), UserID: int64(i), Companies: []string{"A"}}, 0, 0)
 		}
 		// job-2 of user 2 is the fairest only once each user before it
 		// has a job running.
 		for unit := range int64(3) {
-			if j, ok, err := s.ClaimJob(ctx, unit+1); err != nil || !ok || j.ID != fmt.Sprintf("job-%d", unit) {
-				t.Fatalf("ClaimJob = %v, %v, %v", j.ID, ok, err)
+			if id := claim(t, s, unit+1); id != fmt.Sprintf("job-%d", unit) {
+				t.Fatalf("claim = %v, want job-%d", id, unit)
 			}
 		}
 		for _, id := range []string{"job-0", "job-1"} {
-			j, _ := s.Job(ctx, id)
+			j, _ := s.Jobs().Job(ctx, id)
 			if err := finishJob(s, id, j.UnitID, patent.JobCompleted, nil, ""); err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +229,7 @@ func TestListJobs(t *testing.T) {
 		var ids []string
 		cursor := ""
 		for {
-			page, next, err := s.ListJobs(ctx, patent.JobFilter{}, 2, cursor)
+			page, next, err := s.Jobs().ListJobs(ctx, patent.JobFilter{}, 2, cursor)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,7 +245,7 @@ func TestListJobs(t *testing.T) {
 		if fmt.Sprint(ids) != fmt.Sprint(want) {
 			t.Errorf("paged ids = %v, want %v (ties broken by id, descending)", ids, want)
 		}
-		running, next, _ := s.ListJobs(ctx, patent.JobFilter{Status: patent.JobRunning}, 50, "")
+		running, next, _ := s.Jobs().ListJobs(ctx, patent.JobFilter{Status: patent.JobRunning}, 50, "")
 		if len(running) != 1 || running[0].ID != "job-2" || next != "" {
 			t.Errorf("status filter = %v, next %q", running, next)
 		}

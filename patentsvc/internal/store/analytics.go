@@ -15,7 +15,7 @@ import (
 // (UTC) and company, and per month and analysis type, oldest month first.
 // The months are computed here, not by SQL date functions, so PostgreSQL
 // and SQLite agree: one range-bounded GROUP BY per month.
-func (s *Store) Trends(ctx context.Context, since time.Time) (byCompany, byType []patent.MonthCount, err error) {
+func (s Analyses) Trends(ctx context.Context, since time.Time) (byCompany, byType []patent.MonthCount, err error) {
 	since = utc(since)
 	end := utc(s.now())
 	for m := time.Date(since.Year(), since.Month(), 1, 0, 0, 0, 0, time.UTC); m.Before(end) || m.Equal(end); m = m.AddDate(0, 1, 0) {
@@ -69,7 +69,7 @@ func sortedCounts(month string, counts map[string]int64) []patent.MonthCount {
 
 // UsageSince sums the analyses since since. Cached analyses count only in
 // Cached; everything else is over non-cached ones.
-func (s *Store) UsageSince(ctx context.Context, since time.Time) (patent.Usage, error) {
+func (s Analyses) UsageSince(ctx context.Context, since time.Time) (patent.Usage, error) {
 	since = utc(since)
 	u := patent.Usage{ByType: map[string]int64{}, ByModel: map[string]int64{}}
 	base := func() *gorm.DB { return s.db.WithContext(ctx).Model(&analysisRow{}).Where("analyzed_at >= ?", since) }
@@ -115,7 +115,7 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) (patent.Usage, 
 
 // HasAnalyses reports whether the company (exact name, any letter case)
 // has a stored non-cached analysis.
-func (s *Store) HasAnalyses(ctx context.Context, company string) (bool, error) {
+func (s Analyses) HasAnalyses(ctx context.Context, company string) (bool, error) {
 	var ids []int64
 	err := s.db.WithContext(ctx).Model(&analysisRow{}).Where("NOT cached AND lower(company_name) = lower(?)", company).
 		Limit(1).Pluck("id", &ids).Error
@@ -129,7 +129,7 @@ func (s *Store) HasAnalyses(ctx context.Context, company string) (bool, error) {
 // first, reading them through a database cursor so memory stays flat
 // however many there are. An error from fn stops the iteration and is
 // returned.
-func (s *Store) EachAnalysis(ctx context.Context, company string, fn func(patent.AnalysisRecord) error) error {
+func (s Analyses) EachAnalysis(ctx context.Context, company string, fn func(patent.AnalysisRecord) error) error {
 	rows, err := s.db.WithContext(ctx).Model(&analysisRow{}).
 		Where("NOT cached AND lower(company_name) = lower(?)", company).
 		Order("analyzed_at DESC, id DESC").Rows()

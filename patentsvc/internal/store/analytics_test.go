@@ -25,7 +25,7 @@ func seedAnalytics(t *testing.T, s *store.Store) {
 		{CompanyName: "Beta Labs", AnalysisType: patent.AnalysisPortfolio, Model: "openai/gpt-4o-mini", PromptTokens: 90, CompletionTokens: 9, Timestamp: at(11, 20, 12)},
 		{CompanyName: "Old Co", AnalysisType: patent.AnalysisPortfolio, Model: "openai/gpt-4o-mini", PromptTokens: 1, CompletionTokens: 1, Timestamp: at(8, 1, 0)},
 	} {
-		if _, err := s.CreateAnalysis(ctx, r); err != nil {
+		if _, err := s.Analyses().CreateAnalysis(ctx, r); err != nil {
 			t.Fatalf("analysis %d: %v", i, err)
 		}
 	}
@@ -43,11 +43,11 @@ func TestAnalyticsSameOnBothDialects(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			s := storetest.Open(t, d, func() time.Time { return now })
 			seedAnalytics(t, s)
-			byCompany, byType, err := s.Trends(ctx, since)
+			byCompany, byType, err := s.Analyses().Trends(ctx, since)
 			if err != nil {
 				t.Fatal(err)
 			}
-			u, err := s.UsageSince(ctx, since)
+			u, err := s.Analyses().UsageSince(ctx, since)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,13 +85,13 @@ func TestAnalyticsSameOnBothDialects(t *testing.T) {
 func TestEachAnalysis(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
 		for i := range 5 {
-			s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme Corp", AnalysisType: patent.AnalysisPortfolio, Response: fmt.Sprint(i)})
+			s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme Corp", AnalysisType: patent.AnalysisPortfolio, Response: fmt.Sprint(i)})
 		}
-		s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "ACME CORP", AnalysisType: patent.AnalysisPortfolio, Response: "upper"})
-		s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme Corp", AnalysisType: patent.AnalysisPortfolio, Response: "cached", Cached: true})
-		s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: "other"})
+		s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "ACME CORP", AnalysisType: patent.AnalysisPortfolio, Response: "upper"})
+		s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme Corp", AnalysisType: patent.AnalysisPortfolio, Response: "cached", Cached: true})
+		s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: "other"})
 		var got []string
-		if err := s.EachAnalysis(ctx, "acme corp", func(r patent.AnalysisRecord) error { got = append(got, r.Response); return nil }); err != nil {
+		if err := s.Analyses().EachAnalysis(ctx, "acme corp", func(r patent.AnalysisRecord) error { got = append(got, r.Response); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if fmt.Sprint(got) != "[upper 4 3 2 1 0]" {
@@ -99,11 +99,11 @@ func TestEachAnalysis(t *testing.T) {
 		}
 		stop := fmt.Errorf("stop")
 		n := 0
-		if err := s.EachAnalysis(ctx, "Acme Corp", func(patent.AnalysisRecord) error { n++; return stop }); err != stop || n != 1 {
+		if err := s.Analyses().EachAnalysis(ctx, "Acme Corp", func(patent.AnalysisRecord) error { n++; return stop }); err != stop || n != 1 {
 			t.Errorf("stopping: err %v after %d rows", err, n)
 		}
 		for name, want := range map[string]bool{"Acme Corp": true, "acme corp": true, "Acme": true, "Nobody": false} {
-			if ok, err := s.HasAnalyses(ctx, name); err != nil || ok != want {
+			if ok, err := s.Analyses().HasAnalyses(ctx, name); err != nil || ok != want {
 				t.Errorf("HasAnalyses(%q) = %v, %v", name, ok, err)
 			}
 		}

@@ -19,7 +19,7 @@ func (searchCacheRow) TableName() string { return "search_cache" }
 
 // SearchCache returns the cached search answer for key if it is younger
 // than maxAge.
-func (s *Store) SearchCache(ctx context.Context, key string, maxAge time.Duration) ([]byte, bool, error) {
+func (s Caches) SearchCache(ctx context.Context, key string, maxAge time.Duration) ([]byte, bool, error) {
 	var row searchCacheRow
 	err := s.db.WithContext(ctx).Where("cache_key = ? AND created_at > ?", key, utc(s.now().Add(-maxAge))).Limit(1).Find(&row).Error
 	if err != nil {
@@ -32,7 +32,7 @@ func (s *Store) SearchCache(ctx context.Context, key string, maxAge time.Duratio
 }
 
 // PutSearchCache stores (or refreshes) a search answer.
-func (s *Store) PutSearchCache(ctx context.Context, key string, body []byte) error {
+func (s Caches) PutSearchCache(ctx context.Context, key string, body []byte) error {
 	row := searchCacheRow{CacheKey: key, Response: string(body), CreatedAt: utc(s.now())}
 	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "cache_key"}},
@@ -57,7 +57,7 @@ type llmCacheRow struct {
 func (llmCacheRow) TableName() string { return "llm_cache" }
 
 // LLMCache returns the cached answer for key.
-func (s *Store) LLMCache(ctx context.Context, key string) (patent.LLMAnswer, bool, error) {
+func (s Caches) LLMCache(ctx context.Context, key string) (patent.LLMAnswer, bool, error) {
 	var row llmCacheRow
 	if err := s.db.WithContext(ctx).Where("cache_key = ?", key).Limit(1).Find(&row).Error; err != nil {
 		return patent.LLMAnswer{}, false, fmt.Errorf("read llm cache: %w", err)
@@ -70,7 +70,7 @@ func (s *Store) LLMCache(ctx context.Context, key string) (patent.LLMAnswer, boo
 }
 
 // PutLLMCache stores (or replaces) an answer.
-func (s *Store) PutLLMCache(ctx context.Context, a patent.LLMAnswer) error {
+func (s Caches) PutLLMCache(ctx context.Context, a patent.LLMAnswer) error {
 	row := llmCacheRow{CacheKey: a.Key, Model: a.Model, AnsweredModel: opt(a.AnsweredModel), Response: a.Response,
 		PromptTokens: a.PromptTokens, CompletionTokens: a.CompletionTokens, CreatedAt: utc(s.now())}
 	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{

@@ -2,6 +2,15 @@
 // or an embedded SQLite file (development and the quick start), through
 // GORM.
 //
+// Its tables are reached by aggregate, one type each, which Store hands
+// out: Users (accounts, refresh tokens), Tracking (tracked companies,
+// their runs, the patents they saw, alerts), Jobs, Analyses (analyses,
+// patents, what is counted of them), Caches (search and LLM caches),
+// Deliveries (webhook deliveries). Each core declares, beside itself, the
+// few methods of one aggregate it calls. The store keeps the rows and
+// their transactions; the rules that decide what to store are the cores'
+// (the first run of a newly tracked company, the fair pick of a job).
+//
 // # Caveats
 //
 //   - The schema comes from the versioned SQL files in migrations/, one per
@@ -42,13 +51,15 @@
 //     end (FinishJob, FailJob); an attempt is recorded only while the
 //     delivery is pending (patent.ErrConflict otherwise). Alert ids are
 //     reserved (ReserveAlertIDs; QueueDue and CreateTracked reserve a run's
-//     in its unit) so that deliveries can name their alert before it is
+//     in its unit, filling in the run the tracking core composed) so that deliveries can name their alert before it is
 //     stored.
-//   - Jobs are started fairly (ClaimJob: the oldest pending job of the
-//     user with the fewest running) and limited per user (CreateJob),
-//     each under a lock (a transaction-scoped advisory lock on
-//     PostgreSQL, SQLite's one writer), so concurrent starts or
-//     submissions cannot break either rule.
+//   - Jobs are limited per user (CreateJob) under a lock (a
+//     transaction-scoped advisory lock on PostgreSQL, SQLite's one
+//     writer), so concurrent submissions cannot break the limit. The fair
+//     pick of the next job to start is the jobs core's (patent.FairestJob
+//     over PendingHeads); StartJob starts a job only while it is pending,
+//     so two replicas that pick the same job start it once, and the loser
+//     picks again.
 //   - A scheduled run is recorded (RecordRun, RecordFailure) only while
 //     the company's next_run_at is still the due time its unit was queued
 //     for: a unit run twice records once.

@@ -70,7 +70,7 @@ func BenchmarkExportCSV100k(b *testing.B) {
 			}
 		})
 		n, err := export.CSV(io.Discard, func(yield func(patent.AnalysisRecord) error) error {
-			return s.EachAnalysis(b.Context(), "Acme Corp", yield)
+			return s.Analyses().EachAnalysis(b.Context(), "Acme Corp", yield)
 		})
 		close(stop)
 		wg.Wait()

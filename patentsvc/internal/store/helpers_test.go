@@ -17,5 +17,5 @@ func finishJob(s *store.Store, id string, unit int64, status string, result *pat
 	if errMsg != "" {
 		j.Error = &errMsg
 	}
-	return s.FinishJob(ctx, j, unit, nil)
+	return s.Jobs().FinishJob(ctx, j, unit, nil)
 }

@@ -42,7 +42,7 @@ func (r trackingRunRow) toDomain() patent.TrackingRun {
 //
 // The history is that of the current tracking: a company untracked and
 // tracked again starts with no runs (decisions.md; migration 0007).
-func (s *Store) TrackingHistory(ctx context.Context, name patent.CompanyName, since time.Time) (patent.TrackedCompany, []patent.TrackingRun, error) {
+func (s Tracking) TrackingHistory(ctx context.Context, name patent.CompanyName, since time.Time) (patent.TrackedCompany, []patent.TrackingRun, error) {
 	db := s.db.WithContext(ctx)
 	tc, err := trackedByName(db, name)
 	if err != nil {
@@ -71,7 +71,7 @@ const pruneBatch = 1000
 // pruneBatch rows, each its own statement, and returns how many. It stops
 // at the first error (the rows deleted until then stay deleted) or when
 // ctx ends.
-func (s *Store) PruneTrackingRuns(ctx context.Context, before time.Time) (int64, error) {
+func (s Tracking) PruneTrackingRuns(ctx context.Context, before time.Time) (int64, error) {
 	before = utc(before)
 	var total int64
 	for {
@@ -100,7 +100,7 @@ func (s *Store) PruneTrackingRuns(ctx context.Context, before time.Time) (int64,
 // The months are computed here, not by SQL date functions, so PostgreSQL
 // and SQLite agree; the analysis times are read through a cursor, so
 // memory stays flat however many there are.
-func (s *Store) AnalysesPerMonth(ctx context.Context, company string, since time.Time) ([]patent.MonthCount, error) {
+func (s Analyses) AnalysesPerMonth(ctx context.Context, company string, since time.Time) ([]patent.MonthCount, error) {
 	since = utc(since)
 	end := utc(s.now())
 	first := time.Date(since.Year(), since.Month(), 1, 0, 0, 0, 0, time.UTC)
@@ -150,7 +150,7 @@ func (r changeRow) key() pageKey[int64] {
 // patent lists (at least one run). next is the cursor of the following
 // page, "" on the last; a cursor that does not decode starts from the
 // beginning, as every listing's (the changes digest, GET /admin/changes).
-func (s *Store) ListChanges(ctx context.Context, since time.Time, limit int, after string) ([]patent.PatentChangeRun, string, error) {
+func (s Tracking) ListChanges(ctx context.Context, since time.Time, limit int, after string) ([]patent.PatentChangeRun, string, error) {
 	const from = "tracking_runs r JOIN tracked_companies t ON t.id = r.tracked_company_id"
 	q := s.db.WithContext(ctx).Table(from).Where("r.changed AND r.run_at >= ?", utc(since))
 	if c, ok := decodeCursor(after); ok {

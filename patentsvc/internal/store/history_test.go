@@ -18,7 +18,7 @@ func count(n int) *int { return &n }
 // dueOf is tracked company id's current due time (zero once untracked).
 func dueOf(t *testing.T, s *store.Store, id int64) time.Time {
 	t.Helper()
-	c, err := s.TrackedCompany(ctx, id)
+	c, err := s.Tracking().TrackedCompany(ctx, id)
 	if err != nil && !errors.Is(err, patent.ErrNotFound) {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func dueOf(t *testing.T, s *store.Store, id int64) time.Time {
 func recordRun(t *testing.T, s *store.Store, id int64, n int, at time.Time, failures int, next time.Time,
 	alert *patent.Alert, deliveries []patent.Delivery) error {
 	t.Helper()
-	_, err := s.RecordRun(ctx, id, dueOf(t, s, id), patent.RunOutcome{Count: n, At: at, Failures: failures, Next: next, Alerts: alertList(alert)}, deliveries)
+	_, err := s.Tracking().RecordRun(ctx, id, dueOf(t, s, id), patent.RunOutcome{Count: n, At: at, Failures: failures, Next: next, Alerts: alertList(alert)}, deliveries)
 	return err
 }
 
@@ -45,14 +45,14 @@ func alertList(alert *patent.Alert) []patent.Alert {
 // recordFailure records a failed run of company id at its current due time.
 func recordFailure(t *testing.T, s *store.Store, id int64, at time.Time, failures int, next time.Time) error {
 	t.Helper()
-	_, err := s.RecordFailure(ctx, id, dueOf(t, s, id), at, failures, next)
+	_, err := s.Tracking().RecordFailure(ctx, id, dueOf(t, s, id), at, failures, next)
 	return err
 }
 
 // mustHistory returns the runs of the company tracked as name since since.
 func mustHistory(t *testing.T, s *store.Store, name patent.CompanyName, since time.Time) []patent.TrackingRun {
 	t.Helper()
-	_, runs, err := s.TrackingHistory(ctx, name, since)
+	_, runs, err := s.Tracking().TrackingHistory(ctx, name, since)
 	if err != nil {
 		t.Fatalf("TrackingHistory(%q) = %v", name, err)
 	}
@@ -87,7 +87,7 @@ func TestTrackingHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		tc, runs, err := s.TrackingHistory(ctx, "ACME corp", t0)
+		tc, runs, err := s.Tracking().TrackingHistory(ctx, "ACME corp", t0)
 		if err != nil || tc.ID != acme.ID || tc.CompanyName != "Acme Corp" {
 			t.Fatalf("TrackingHistory = %+v, %v, want Acme Corp", tc, err)
 		}
@@ -106,21 +106,21 @@ func TestTrackingHistory(t *testing.T) {
 		if got := mustHistory(t, s, "Acme Corp", t0.Add(2*day)); !reflect.DeepEqual(got, want[3:]) {
 			t.Errorf("history since the last run =\n%s\nwant\n%s", runsText(got), runsText(want[3:]))
 		}
-		if alerts, _ := s.ListAlerts(ctx, 10); len(alerts) != 1 || alerts[0].Message != "up" || countDeliveries(t, s) != 1 {
+		if alerts, _ := s.Tracking().ListAlerts(ctx, 10); len(alerts) != 1 || alerts[0].Message != "up" || countDeliveries(t, s) != 1 {
 			t.Errorf("alerts %+v with %d deliveries, want the run's alert and its delivery", alerts, countDeliveries(t, s))
 		}
 		if got := mustTrackedID(t, s, acme.ID); got.LastPatentCount != 20 || got.ConsecutiveFailures != 0 {
 			t.Errorf("tracked company after the runs: %+v", got)
 		}
 
-		if _, _, err := s.TrackingHistory(ctx, "Nobody", t0); !errors.Is(err, patent.ErrNotFound) {
+		if _, _, err := s.Tracking().TrackingHistory(ctx, "Nobody", t0); !errors.Is(err, patent.ErrNotFound) {
 			t.Errorf("TrackingHistory(untracked) = %v, want ErrNotFound", err)
 		}
 		// Untracking deletes the history; tracking again starts a new one.
-		if err := s.DeleteTracked(ctx, "acme corp"); err != nil {
+		if err := s.Tracking().DeleteTracked(ctx, "acme corp"); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.TrackingHistory(ctx, "Acme Corp", t0); !errors.Is(err, patent.ErrNotFound) {
+		if _, _, err := s.Tracking().TrackingHistory(ctx, "Acme Corp", t0); !errors.Is(err, patent.ErrNotFound) {
 			t.Errorf("TrackingHistory(untracked) = %v, want ErrNotFound", err)
 		}
 		if _, err := storetest.Track(ctx, s, "Acme Corp", time.Now()); err != nil {
@@ -158,11 +158,11 @@ func TestRecordRunIsOneTransaction(t *testing.T) {
 		if runs := mustHistory(t, s, "Acme", t0); len(runs) != 1 {
 			t.Errorf("history after a failed RecordRun: %+v, want the first run only", runs)
 		}
-		if alerts, _ := s.ListAlerts(ctx, 10); len(alerts) != 0 || countDeliveries(t, s) != 0 {
+		if alerts, _ := s.Tracking().ListAlerts(ctx, 10); len(alerts) != 0 || countDeliveries(t, s) != 0 {
 			t.Errorf("after a failed RecordRun: %d alerts, %d deliveries, want none", len(alerts), countDeliveries(t, s))
 		}
 
-		if err := s.DeleteTracked(ctx, "Acme"); err != nil {
+		if err := s.Tracking().DeleteTracked(ctx, "Acme"); err != nil {
 			t.Fatal(err)
 		}
 		if err := recordRun(t, s, acme.ID, 30, t0.Add(time.Hour), 0, t0.Add(2*time.Hour), &alert, deliveriesOf("u", "https://a.example/h")); err != nil {
@@ -171,7 +171,7 @@ func TestRecordRunIsOneTransaction(t *testing.T) {
 		if err := recordFailure(t, s, acme.ID, t0.Add(time.Hour), 1, t0.Add(2*time.Hour)); err != nil {
 			t.Errorf("RecordFailure(untracked) = %v, want nil", err)
 		}
-		if alerts, _ := s.ListAlerts(ctx, 10); len(alerts) != 0 || countDeliveries(t, s) != 0 {
+		if alerts, _ := s.Tracking().ListAlerts(ctx, 10); len(alerts) != 0 || countDeliveries(t, s) != 0 {
 			t.Errorf("after runs of an untracked company: %d alerts, %d deliveries, want none", len(alerts), countDeliveries(t, s))
 		}
 	})
@@ -194,7 +194,7 @@ func TestPruneTrackingRuns(t *testing.T) {
 			}
 		}
 		cut := t0.Add(1100 * time.Minute) // the first 1,100 runs of each
-		got, err := s.PruneTrackingRuns(ctx, cut)
+		got, err := s.Tracking().PruneTrackingRuns(ctx, cut)
 		if err != nil || got != 2200 {
 			t.Fatalf("PruneTrackingRuns = %d, %v, want 2200", got, err)
 		}
@@ -204,7 +204,7 @@ func TestPruneTrackingRuns(t *testing.T) {
 				t.Errorf("%s after the prune: %d runs from %v, want %d from %v", name, len(runs), runs[0].RunAt, n-1100, cut)
 			}
 		}
-		if got, err := s.PruneTrackingRuns(ctx, cut); err != nil || got != 0 {
+		if got, err := s.Tracking().PruneTrackingRuns(ctx, cut); err != nil || got != 0 {
 			t.Errorf("second PruneTrackingRuns = %d, %v, want 0", got, err)
 		}
 	})
@@ -231,12 +231,12 @@ func TestAnalysesPerMonth(t *testing.T) {
 				{"Beta", time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC), false},
 				{"Acme", time.Date(2026, 4, 15, 11, 0, 0, 0, time.UTC), false},
 			} {
-				if _, err := s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: a.company, AnalysisType: patent.AnalysisPortfolio,
+				if _, err := s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: a.company, AnalysisType: patent.AnalysisPortfolio,
 					Cached: a.cached, Timestamp: a.at}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got, err := s.AnalysesPerMonth(ctx, "acme", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			got, err := s.Analyses().AnalysesPerMonth(ctx, "acme", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,7 +256,7 @@ func TestAnalysesPerMonth(t *testing.T) {
 // mustTrackedID returns the tracked company whose id is id.
 func mustTrackedID(t *testing.T, s *store.Store, id int64) patent.TrackedCompany {
 	t.Helper()
-	list, err := s.ListTracked(ctx)
+	list, err := s.Tracking().ListTracked(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestPatentChanges(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		acme, _ := storetest.Track(ctx, s, "Acme", time.Now())
 		beta, _ := storetest.Track(ctx, s, "Beta", time.Now())
-		seen, err := s.SeenPatents(ctx, acme.ID, []string{"A1"})
+		seen, err := s.Tracking().SeenPatents(ctx, acme.ID, []string{"A1"})
 		if err != nil || seen.Since != nil || len(seen.Known) != 0 || len(seen.Last) != 0 {
 			t.Fatalf("SeenPatents before any run = %+v, %v", seen, err)
 		}
@@ -299,12 +299,12 @@ func TestPatentChanges(t *testing.T) {
 			t.Helper()
 			baseline := at.Equal(t0) || at.Equal(t0.Add(90*time.Minute)) // each company's first run
 			out := patent.RunOutcome{Count: len(ids), At: at, Next: at.Add(time.Hour), Seen: ids, Changes: ch, Baseline: baseline}
-			if ok, err := s.RecordRun(ctx, id, dueOf(t, s, id), out, nil); !ok || err != nil {
+			if ok, err := s.Tracking().RecordRun(ctx, id, dueOf(t, s, id), out, nil); !ok || err != nil {
 				t.Fatalf("RecordRun = %v, %v", ok, err)
 			}
 		}
 		record(acme.ID, t0, []string{"A1", "B1", "A1"}, patent.PatentChanges{})
-		seen, _ = s.SeenPatents(ctx, acme.ID, []string{"A1", "Z9"})
+		seen, _ = s.Tracking().SeenPatents(ctx, acme.ID, []string{"A1", "Z9"})
 		if seen.Since == nil || !seen.Since.Equal(t0) || !reflect.DeepEqual(seen.Last, []string{"A1", "B1"}) ||
 			!reflect.DeepEqual(seen.Known, map[string]bool{"A1": true}) {
 			t.Fatalf("SeenPatents after the baseline = %+v", seen)
@@ -313,40 +313,40 @@ func TestPatentChanges(t *testing.T) {
 		record(acme.ID, t0.Add(time.Hour), []string{"A1", "N1"}, patent.PatentChanges{New: []patent.Publication{n1}, Dropped: []string{"B1"}})
 		record(beta.ID, t0.Add(90*time.Minute), []string{"C1"}, patent.PatentChanges{})
 		record(beta.ID, t0.Add(2*time.Hour), []string{}, patent.PatentChanges{Dropped: []string{"C1"}})
-		seen, _ = s.SeenPatents(ctx, acme.ID, []string{"B1", "N1", "X1"})
+		seen, _ = s.Tracking().SeenPatents(ctx, acme.ID, []string{"B1", "N1", "X1"})
 		if !seen.Since.Equal(t0) || !reflect.DeepEqual(seen.Last, []string{"A1", "N1"}) || !reflect.DeepEqual(seen.Known, map[string]bool{"B1": true, "N1": true}) {
 			t.Errorf("SeenPatents after a change = %+v, want since the baseline, last A1 N1, B1 and N1 known (B1 dropped but seen)", seen)
 		}
-		if seen, _ := s.SeenPatents(ctx, acme.ID, nil); len(seen.Known) != 0 || len(seen.Last) != 2 {
+		if seen, _ := s.Tracking().SeenPatents(ctx, acme.ID, nil); len(seen.Known) != 0 || len(seen.Last) != 2 {
 			t.Errorf("SeenPatents of no ids = %+v, want the last run's only", seen)
 		}
-		_, runs, _ := s.TrackingHistory(ctx, "Acme", t0)
+		_, runs, _ := s.Tracking().TrackingHistory(ctx, "Acme", t0)
 		if len(runs) != 2 || !reflect.DeepEqual(runs[1].NewPatents, []string{"N1"}) || !reflect.DeepEqual(runs[1].DroppedPatents, []string{"B1"}) {
 			t.Errorf("history = %+v", runs)
 		}
-		items, next, err := s.ListChanges(ctx, t0, 50, "")
+		items, next, err := s.Tracking().ListChanges(ctx, t0, 50, "")
 		if err != nil || next != "" || len(items) != 2 || items[0].CompanyName != "Beta" || items[1].CompanyName != "Acme" ||
 			!reflect.DeepEqual(items[1].Changes.New, []patent.Publication{n1}) || !reflect.DeepEqual(items[0].Changes.Dropped, []string{"C1"}) {
 			t.Fatalf("ListChanges = %+v, %q, %v", items, next, err)
 		}
-		page, next, _ := s.ListChanges(ctx, t0, 1, "")
-		rest, last, _ := s.ListChanges(ctx, t0, 1, next)
+		page, next, _ := s.Tracking().ListChanges(ctx, t0, 1, "")
+		rest, last, _ := s.Tracking().ListChanges(ctx, t0, 1, next)
 		if len(page) != 1 || page[0].CompanyName != "Beta" || len(rest) != 1 || rest[0].CompanyName != "Acme" || last != "" {
 			t.Errorf("pages = %+v then %+v (%q)", page, rest, last)
 		}
-		if late, _, _ := s.ListChanges(ctx, t0.Add(90*time.Minute), 50, ""); len(late) != 1 || late[0].CompanyName != "Beta" {
+		if late, _, _ := s.Tracking().ListChanges(ctx, t0.Add(90*time.Minute), 50, ""); len(late) != 1 || late[0].CompanyName != "Beta" {
 			t.Errorf("changes since 07:30 = %+v, want Beta's only", late)
 		}
-		if all, _, _ := s.ListChanges(ctx, t0, 50, "not a cursor"); len(all) != 2 {
+		if all, _, _ := s.Tracking().ListChanges(ctx, t0, 50, "not a cursor"); len(all) != 2 {
 			t.Errorf("a cursor that does not decode: %d items, want the listing from the start", len(all))
 		}
-		if err := s.DeleteTracked(ctx, "Beta"); err != nil {
+		if err := s.Tracking().DeleteTracked(ctx, "Beta"); err != nil {
 			t.Fatal(err)
 		}
-		if left, _, _ := s.ListChanges(ctx, t0, 50, ""); len(left) != 1 || left[0].CompanyName != "Acme" {
+		if left, _, _ := s.Tracking().ListChanges(ctx, t0, 50, ""); len(left) != 1 || left[0].CompanyName != "Acme" {
 			t.Errorf("after untracking Beta = %+v", left)
 		}
-		if _, err := s.SeenPatents(ctx, beta.ID, nil); !errors.Is(err, patent.ErrNotFound) {
+		if _, err := s.Tracking().SeenPatents(ctx, beta.ID, nil); !errors.Is(err, patent.ErrNotFound) {
 			t.Errorf("SeenPatents of an untracked company = %v, want ErrNotFound", err)
 		}
 	})
@@ -361,16 +361,16 @@ func TestAnalysisFacts(t *testing.T) {
 			Countries: []patent.CountryCount{{Country: "US", Active: 2, Inactive: 0}}, Granted: 1, Applications: 1}
 		refs := []patent.PatentRef{{PatentID: "US1B2", Title: "T", PublicationDate: "2026-01-02", PDFLink: "https://x.example/1.pdf", Read: true},
 			{PatentID: "US2A1", Error: &why}}
-		rec, err := s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: "r",
+		rec, err := s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: "r",
 			Portfolio: p, Patents: refs})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisSinglePatent, Response: "s"}); err != nil {
+		if _, err := s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisSinglePatent, Response: "s"}); err != nil {
 			t.Fatal(err)
 		}
 		var got []patent.AnalysisRecord
-		s.EachAnalysis(ctx, "Acme", func(r patent.AnalysisRecord) error { got = append(got, r); return nil })
+		s.Analyses().EachAnalysis(ctx, "Acme", func(r patent.AnalysisRecord) error { got = append(got, r); return nil })
 		if len(got) != 2 {
 			t.Fatalf("%d analyses", len(got))
 		}

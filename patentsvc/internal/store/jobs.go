@@ -70,7 +70,7 @@ var unfinished = []string{patent.JobPending, patent.JobRunning}
 // it stores nothing and returns a *patent.TooManyJobsError (its RetryAfter
 // zero). Submissions and the workers' picks are ordered by one lock, so
 // two submissions at once cannot both pass the limit.
-func (s *Store) CreateJob(ctx context.Context, j patent.Job, maxPerUser, attempts int) (patent.Job, error) {
+func (s Jobs) CreateJob(ctx context.Context, j patent.Job, maxPerUser, attempts int) (patent.Job, error) {
 	req, err := json.Marshal(jobRequest{Companies: j.Companies, MaxWorkers: j.MaxWorkers})
 	if err != nil {
 		return patent.Job{}, err
@@ -108,7 +108,7 @@ func (s *Store) CreateJob(ctx context.Context, j patent.Job, maxPerUser, attempt
 }
 
 // Job returns a job, or patent.ErrNotFound.
-func (s *Store) Job(ctx context.Context, id string) (patent.Job, error) {
+func (s Jobs) Job(ctx context.Context, id string) (patent.Job, error) {
 	var row jobRow
 	if err := s.db.WithContext(ctx).Take(&row, "id = ?", id).Error; err != nil {
 		return patent.Job{}, fmt.Errorf("job %s: %w", id, translate(err, patent.ErrNotFound, patent.ErrConflict))
@@ -121,7 +121,7 @@ func (s *Store) Job(ctx context.Context, id string) (patent.Job, error) {
 // and PageBytes of their stored requests, results and errors (at least
 // one job, however big its result). next is the cursor of the following
 // page, after the last job returned, empty on the last one.
-func (s *Store) ListJobs(ctx context.Context, f patent.JobFilter, limit int, after string) ([]patent.Job, string, error) {
+func (s Jobs) ListJobs(ctx context.Context, f patent.JobFilter, limit int, after string) ([]patent.Job, string, error) {
 	q := s.db.WithContext(ctx).Model(&jobRow{})
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
@@ -178,38 +178,65 @@ func (r jobRow) key() pageKey[string] {
 // reports on it (the sweep failed it after its unit was given up).
 var ErrJobLost = fmt.Errorf("job no longer held by its unit: %w", patent.ErrConflict)
 
-// ClaimJob takes a job up for unit (a JobStart's UnitID): the job the
-// unit holds already, if it is still running (the unit is run again after
-// its process died or a shutdown cut it short), or else the fairest
-// pending job, which it marks running, started now and held by unit. The
-// fairest is the oldest pending job of the user with the fewest running
-// (decisions.md), whichever job's submission queued the unit. ok is false
-// when there is none: every pending job is taken already.
-func (s *Store) ClaimJob(ctx context.Context, unit int64) (j patent.Job, ok bool, err error) {
+// HeldJob returns the running job unit holds (a JobStart's UnitID run
+// again after its process died or a shutdown cut it short); ok is false
+// when it holds none.
+func (s Jobs) HeldJob(ctx context.Context, unit int64) (j patent.Job, ok bool, err error) {
+	var row jobRow
+	err = s.db.WithContext(ctx).Where("unit_id = ? AND status = ?", unit, patent.JobRunning).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return patent.Job{}, false, nil
+	}
+	if err != nil {
+		return patent.Job{}, false, fmt.Errorf("held job of unit %d: %w", unit, err)
+	}
+	j, err = row.toDomain()
+	return j, err == nil, err
+}
+
+// PendingHeads returns, for each user with pending jobs, the oldest of
+// them and how many of the user's jobs are running: what the jobs core
+// picks the next job among (patent.FairestJob). Jobs without an owner
+// count as one user.
+func (s Jobs) PendingHeads(ctx context.Context) ([]patent.JobCandidate, error) {
+	var rows []struct {
+		ID        string
+		UserID    *int64
+		CreatedAt time.Time
+		Running   int
+	}
+	err := s.db.WithContext(ctx).Raw(`SELECT j.id, j.user_id, j.created_at,
+			(SELECT COUNT(*) FROM jobs r WHERE r.status = ? AND COALESCE(r.user_id, 0) = COALESCE(j.user_id, 0)) AS running
+		FROM jobs j WHERE j.status = ? AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.status = ?
+			AND COALESCE(o.user_id, 0) = COALESCE(j.user_id, 0) AND (o.created_at < j.created_at OR (o.created_at = j.created_at AND o.id < j.id)))`,
+		patent.JobRunning, patent.JobPending, patent.JobPending).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("pending jobs: %w", err)
+	}
+	out := make([]patent.JobCandidate, len(rows))
+	for i, r := range rows {
+		out[i] = patent.JobCandidate{JobID: r.ID, UserID: derefID(r.UserID), CreatedAt: r.CreatedAt.UTC(), Running: r.Running}
+	}
+	return out, nil
+}
+
+// StartJob marks pending job id running, started now and held by unit,
+// and returns it; ok is false when the job is no longer pending (another
+// unit started it meanwhile, or it failed).
+func (s Jobs) StartJob(ctx context.Context, id string, unit int64) (j patent.Job, ok bool, err error) {
+	now := utc(s.now())
 	var row jobRow
 	err = s.inTx(ctx, func(tx *gorm.DB) error {
-		if err := s.lockKey(tx, lockJobs); err != nil {
-			return err
+		res := tx.Model(&jobRow{}).Where("id = ? AND status = ?", id, patent.JobPending).
+			Updates(map[string]any{"status": patent.JobRunning, "unit_id": unit, "started_at": now, "updated_at": now})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
 		}
-		err := tx.Where("unit_id = ? AND status = ?", unit, patent.JobRunning).Take(&row).Error
-		if err == nil || !errors.Is(err, gorm.ErrRecordNotFound) {
-			ok = err == nil
-			return err
-		}
-		err = tx.Raw(`SELECT j.* FROM jobs j WHERE j.status = ? ORDER BY
-			(SELECT COUNT(*) FROM jobs r WHERE r.status = ? AND COALESCE(r.user_id, 0) = COALESCE(j.user_id, 0)),
-			j.created_at, j.id LIMIT 1`, patent.JobPending, patent.JobRunning).Scan(&row).Error
-		if err != nil || row.ID == "" {
-			return err
-		}
-		now := utc(s.now())
-		row.Status, row.UnitID, row.StartedAt, row.UpdatedAt = patent.JobRunning, &unit, &now, now
 		ok = true
-		return tx.Model(&jobRow{}).Where("id = ? AND status = ?", row.ID, patent.JobPending).
-			Updates(map[string]any{"status": patent.JobRunning, "unit_id": unit, "started_at": now, "updated_at": now}).Error
+		return tx.Take(&row, "id = ?", id).Error
 	})
 	if err != nil || !ok {
-		return patent.Job{}, false, wrapErr("claim job", err)
+		return patent.Job{}, false, wrapErr("start job "+id, err)
 	}
 	j, err = row.toDomain()
 	return j, err == nil, err
@@ -227,7 +254,7 @@ func wrapErr(what string, err error) error {
 // its companies; a count lower than the recorded one (a job run again from
 // the start) leaves it as it is. Returns ErrJobLost when unit no longer
 // holds the job.
-func (s *Store) JobProgress(ctx context.Context, id string, unit int64, completed int) error {
+func (s Jobs) JobProgress(ctx context.Context, id string, unit int64, completed int) error {
 	res := s.db.WithContext(ctx).Model(&jobRow{}).
 		Where("id = ? AND unit_id = ? AND status = ?", id, unit, patent.JobRunning).
 		Updates(map[string]any{"completed": gorm.Expr("CASE WHEN completed < ? THEN ? ELSE completed END", completed, completed),
@@ -247,7 +274,7 @@ func (s *Store) JobProgress(ctx context.Context, id string, unit int64, complete
 // deliveries the caller composed for j (decisions.md: a job end and its
 // deliveries commit together; none without webhooks). Returns ErrJobLost
 // when unit no longer holds the job.
-func (s *Store) FinishJob(ctx context.Context, j patent.Job, unit int64, deliveries []patent.Delivery) error {
+func (s Jobs) FinishJob(ctx context.Context, j patent.Job, unit int64, deliveries []patent.Delivery) error {
 	values, err := endValues(j, utc(s.now()))
 	if err != nil {
 		return err
@@ -291,7 +318,7 @@ func endValues(j patent.Job, now time.Time) (map[string]any, error) {
 // the same transaction; the unit that held the job, if any, ends with it
 // (cancelled). A job that moved meanwhile (taken up, progressed, ended) is
 // left as it is: failed is false.
-func (s *Store) FailJob(ctx context.Context, j patent.Job, reason string, deliveries []patent.Delivery) (failed bool, err error) {
+func (s Jobs) FailJob(ctx context.Context, j patent.Job, reason string, deliveries []patent.Delivery) (failed bool, err error) {
 	err = s.inTx(ctx, func(tx *gorm.DB) error {
 		q := tx.Model(&jobRow{}).Where("id = ? AND status = ? AND status IN ? AND completed = ?", j.ID, j.Status, unfinished, j.Completed)
 		if j.UnitID != 0 {
@@ -320,7 +347,7 @@ func (s *Store) FailJob(ctx context.Context, j patent.Job, reason string, delive
 // liveness session ended, see session.go), or the unit is no longer alive
 // (River gave it up after its runs failed, or it was cancelled). Each is
 // as read, for FailJob.
-func (s *Store) LostJobs(ctx context.Context) ([]patent.LostJob, error) {
+func (s Jobs) LostJobs(ctx context.Context) ([]patent.LostJob, error) {
 	db := s.db.WithContext(ctx)
 	alive, err := s.aliveFunc(db)
 	if err != nil {
@@ -365,7 +392,7 @@ func (s *Store) LostJobs(ctx context.Context) ([]patent.LostJob, error) {
 
 // UnfinishedJobs returns up to limit pending or running jobs, of user
 // userID (0: of every user), oldest first.
-func (s *Store) UnfinishedJobs(ctx context.Context, userID int64, limit int) ([]patent.Job, error) {
+func (s Jobs) UnfinishedJobs(ctx context.Context, userID int64, limit int) ([]patent.Job, error) {
 	q := s.db.WithContext(ctx).Where("status IN ?", unfinished)
 	if userID != 0 {
 		q = q.Where("user_id = ?", userID)
@@ -381,7 +408,7 @@ func (s *Store) UnfinishedJobs(ctx context.Context, userID int64, limit int) ([]
 // per company, their median, across the cluster (the time from their
 // start to their end, divided by their companies); ok is false when no
 // job has ended yet.
-func (s *Store) JobPace(ctx context.Context, n int) (perCompany time.Duration, ok bool, err error) {
+func (s Jobs) JobPace(ctx context.Context, n int) (perCompany time.Duration, ok bool, err error) {
 	var rows []jobRow
 	err = s.db.WithContext(ctx).Select("total", "started_at", "updated_at").
 		Where("status IN ? AND started_at IS NOT NULL AND total > 0", []string{patent.JobCompleted, patent.JobFailed}).
@@ -407,7 +434,7 @@ func (s *Store) JobPace(ctx context.Context, n int) (perCompany time.Duration, o
 // given up or cancelled before it took a job up, or jobs stored before
 // the queue existed), so that every pending job has a unit to start it.
 // Returns how many it queued.
-func (s *Store) RefillJobStarts(ctx context.Context, attempts int) (int64, error) {
+func (s Jobs) RefillJobStarts(ctx context.Context, attempts int) (int64, error) {
 	var queued int64
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		if err := s.lockKey(tx, lockJobs); err != nil {

@@ -16,25 +16,38 @@ import (
 // createJob stores a pending job of user with no per-user limit.
 func createJob(t *testing.T, s *store.Store, id string, user int64, companies ...string) patent.Job {
 	t.Helper()
-	j, err := s.CreateJob(ctx, patent.Job{ID: id, UserID: user, Companies: companies, MaxWorkers: 2, Model: "m"}, 0, 0)
+	j, err := s.Jobs().CreateJob(ctx, patent.Job{ID: id, UserID: user, Companies: companies, MaxWorkers: 2, Model: "m"}, 0, 0)
 	if err != nil {
 		t.Fatalf("CreateJob(%s) = %v", id, err)
 	}
 	return j
 }
 
-// claim takes the fairest pending job up for unit and returns its id ("" for none).
+// claim takes a job up for unit as the jobs core does, from the store's
+// primitives: the job the unit holds (HeldJob), or else the fairest head
+// of PendingHeads (patent.FairestJob), started for the unit (StartJob). It
+// returns the job's id ("" for none).
 func claim(t *testing.T, s *store.Store, unit int64) string {
 	t.Helper()
-	j, ok, err := s.ClaimJob(ctx, unit)
+	j, ok, err := s.Jobs().HeldJob(ctx, unit)
 	if err != nil {
-		t.Fatalf("ClaimJob(%d) = %v", unit, err)
+		t.Fatalf("HeldJob(%d) = %v", unit, err)
 	}
 	if !ok {
-		return ""
+		heads, err := s.Jobs().PendingHeads(ctx)
+		if err != nil {
+			t.Fatalf("PendingHeads = %v", err)
+		}
+		pick, any := patent.FairestJob(heads)
+		if !any {
+			return ""
+		}
+		if j, ok, err = s.Jobs().StartJob(ctx, pick.JobID, unit); err != nil || !ok {
+			t.Fatalf("StartJob(%s, %d) = %v, %v", pick.JobID, unit, ok, err)
+		}
 	}
 	if j.Status != patent.JobRunning || j.UnitID != unit || j.StartedAt == nil {
-		t.Fatalf("ClaimJob(%d) = %+v, want running, held by the unit, started", unit, j)
+		t.Fatalf("job of unit %d = %+v, want running, held by the unit, started", unit, j)
 	}
 	return j.ID
 }
@@ -61,16 +74,16 @@ func TestJobLifecycle(t *testing.T) {
 		if got := claim(t, s, 102); got != "" {
 			t.Fatalf("claim by another unit = %q, want none left", got)
 		}
-		if err := s.JobProgress(ctx, "job-1", 102, 1); !errors.Is(err, store.ErrJobLost) {
+		if err := s.Jobs().JobProgress(ctx, "job-1", 102, 1); !errors.Is(err, store.ErrJobLost) {
 			t.Fatalf("JobProgress by another unit = %v, want ErrJobLost", err)
 		}
-		if err := s.JobProgress(ctx, "job-1", 101, 1); err != nil {
+		if err := s.Jobs().JobProgress(ctx, "job-1", 101, 1); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.JobProgress(ctx, "job-1", 101, 0); err != nil { // run again from the start
+		if err := s.Jobs().JobProgress(ctx, "job-1", 101, 0); err != nil { // run again from the start
 			t.Fatal(err)
 		}
-		got, _ := s.Job(ctx, "job-1")
+		got, _ := s.Jobs().Job(ctx, "job-1")
 		if got.Status != patent.JobRunning || got.Completed != 1 || got.Progress() != 0.5 || got.Companies[1] != "IBM" || got.MaxWorkers != 2 {
 			t.Fatalf("Job = %+v, want running with 1 of 2 done (progress never goes back)", got)
 		}
@@ -81,21 +94,23 @@ func TestJobLifecycle(t *testing.T) {
 		if err := finishJob(s, "job-1", 101, patent.JobCompleted, res, ""); err != nil {
 			t.Fatal(err)
 		}
-		got, _ = s.Job(ctx, "job-1")
+		got, _ = s.Jobs().Job(ctx, "job-1")
 		if got.Status != patent.JobCompleted || got.Result == nil || len(got.Result.Results) != 2 || got.Completed != 2 {
 			t.Fatalf("finished Job = %+v", got)
 		}
 		if err := finishJob(s, "job-1", 101, patent.JobFailed, nil, "x"); !errors.Is(err, store.ErrJobLost) {
 			t.Fatalf("finishing twice = %v, want ErrJobLost", err)
 		}
-		if _, err := s.Job(ctx, "nope"); !errors.Is(err, patent.ErrNotFound) {
+		if _, err := s.Jobs().Job(ctx, "nope"); !errors.Is(err, patent.ErrNotFound) {
 			t.Fatalf("Job(unknown) = %v", err)
 		}
 	})
 }
 
-// TestJobFairness: a free unit takes up the oldest pending job of the user
-// with the fewest running (decisions.md), not the oldest job overall.
+// TestJobFairness: PendingHeads gives patent.FairestJob what it needs (each
+// user's oldest pending job and the user's running count), so a free unit
+// takes up the oldest pending job of the user with the fewest running
+// (decisions.md), not the oldest job overall.
 func TestJobFairness(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
 		for i := range 4 {
@@ -128,7 +143,7 @@ func TestJobLimitPerUser(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 8 {
 			wg.Go(func() {
-				_, err := s.CreateJob(ctx, patent.Job{ID: fmt.Sprintf("u1-%d", i), UserID: 1, Companies: []string{"A"}}, limit, 0)
+				_, err := s.Jobs().CreateJob(ctx, patent.Job{ID: fmt.Sprintf("u1-%d", i), UserID: 1, Companies: []string{"A"}}, limit, 0)
 				var full *patent.TooManyJobsError
 				mu.Lock()
 				defer mu.Unlock()
@@ -149,17 +164,17 @@ func TestJobLimitPerUser(t *testing.T) {
 		if n := len(storetest.Units(t, s, "job_start")); n != limit {
 			t.Errorf("%d job starts queued, want %d (none for a refused job)", n, limit)
 		}
-		if _, err := s.CreateJob(ctx, patent.Job{ID: "u2-0", UserID: 2, Companies: []string{"B"}}, limit, 0); err != nil {
+		if _, err := s.Jobs().CreateJob(ctx, patent.Job{ID: "u2-0", UserID: 2, Companies: []string{"B"}}, limit, 0); err != nil {
 			t.Errorf("another user's job = %v", err)
 		}
 		id := claim(t, s, 11)
-		if _, err := s.CreateJob(ctx, patent.Job{ID: "u1-late", UserID: 1, Companies: []string{"A"}}, limit, 0); !errors.Is(err, patent.ErrTooManyJobs) {
+		if _, err := s.Jobs().CreateJob(ctx, patent.Job{ID: "u1-late", UserID: 1, Companies: []string{"A"}}, limit, 0); !errors.Is(err, patent.ErrTooManyJobs) {
 			t.Errorf("a running job still counts: CreateJob = %v", err)
 		}
 		if err := finishJob(s, id, 11, patent.JobCompleted, nil, ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.CreateJob(ctx, patent.Job{ID: "u1-late", UserID: 1, Companies: []string{"A"}}, limit, 0); err != nil {
+		if _, err := s.Jobs().CreateJob(ctx, patent.Job{ID: "u1-late", UserID: 1, Companies: []string{"A"}}, limit, 0); err != nil {
 			t.Errorf("after a job ended: CreateJob = %v", err)
 		}
 	})
@@ -189,70 +204,70 @@ func TestJobSweeps(t *testing.T) {
 		// The unit queued for "lost" was given up before it took a job up.
 		storetest.SetUnitState(t, s, units[3].ID, "discarded")
 
-		lost, err := s.LostJobs(ctx)
+		lost, err := s.Jobs().LostJobs(ctx)
 		if err != nil || len(lost) != 1 || lost[0].Job.ID != "orphan" || lost[0].RunnerStopped {
 			t.Fatalf("LostJobs = %+v, %v; want orphan, its unit given up", lost, err)
 		}
 		ds := []patent.Delivery{{ID: "msg-orphan", Event: "job.completed", URL: "https://a.example/h", URLHost: "https://a.example", Payload: []byte(`{}`)}}
 		// A job read before it progressed is not failed from that read.
 		stale := lost[0].Job
-		if err := s.JobProgress(ctx, "orphan", units[0].ID, 1); err != nil {
+		if err := s.Jobs().JobProgress(ctx, "orphan", units[0].ID, 1); err != nil {
 			t.Fatal(err)
 		}
-		if ok, err := s.FailJob(ctx, stale, "its processes stopped", ds); ok || err != nil {
+		if ok, err := s.Jobs().FailJob(ctx, stale, "its processes stopped", ds); ok || err != nil {
 			t.Fatalf("FailJob(as read before it moved) = %v, %v; want left alone", ok, err)
 		}
-		lost, _ = s.LostJobs(ctx)
-		if ok, err := s.FailJob(ctx, lost[0].Job, "its processes stopped", ds); !ok || err != nil {
+		lost, _ = s.Jobs().LostJobs(ctx)
+		if ok, err := s.Jobs().FailJob(ctx, lost[0].Job, "its processes stopped", ds); !ok || err != nil {
 			t.Fatalf("FailJob = %v, %v; want failed", ok, err)
 		}
-		orphan, _ := s.Job(ctx, "orphan")
-		alive, _ := s.Job(ctx, "alive")
+		orphan, _ := s.Jobs().Job(ctx, "orphan")
+		alive, _ := s.Jobs().Job(ctx, "alive")
 		if orphan.Status != patent.JobFailed || orphan.Error == nil || *orphan.Error != "its processes stopped" || alive.Status != patent.JobRunning {
 			t.Fatalf("orphan = %+v, alive = %+v", orphan, alive)
 		}
-		if d, err := s.Delivery(ctx, "msg-orphan"); err != nil || d.Status != patent.DeliveryPending {
+		if d, err := s.Deliveries().Delivery(ctx, "msg-orphan"); err != nil || d.Status != patent.DeliveryPending {
 			t.Errorf("the orphan's delivery = %+v, %v; want it stored, pending", d, err)
 		}
 		if got := len(storetest.Units(t, s, "webhook_delivery")); got != 1 {
 			t.Errorf("%d delivery units, want 1", got)
 		}
-		if ok, err := s.FailJob(ctx, orphan, "again", nil); ok || err != nil {
+		if ok, err := s.Jobs().FailJob(ctx, orphan, "again", nil); ok || err != nil {
 			t.Errorf("FailJob of a failed job = %v, %v; want left alone", ok, err)
 		}
 
 		// Two pending jobs (waiting, lost), one free unit (the third):
 		// one start is queued.
-		if q, err := s.RefillJobStarts(ctx, 0); err != nil || q != 1 {
+		if q, err := s.Jobs().RefillJobStarts(ctx, 0); err != nil || q != 1 {
 			t.Fatalf("RefillJobStarts = %d, %v; want 1", q, err)
 		}
-		if q, err := s.RefillJobStarts(ctx, 0); err != nil || q != 0 {
+		if q, err := s.Jobs().RefillJobStarts(ctx, 0); err != nil || q != 0 {
 			t.Fatalf("RefillJobStarts again = %d, %v; want 0", q, err)
 		}
 
 		// The start-up rule: every unfinished job, oldest first, fails; the
 		// running one's unit ends with it.
-		unfinished, err := s.UnfinishedJobs(ctx, 0, 10)
+		unfinished, err := s.Jobs().UnfinishedJobs(ctx, 0, 10)
 		if err != nil || len(unfinished) != 3 || unfinished[0].ID != "alive" || unfinished[1].ID != "waiting" || unfinished[2].ID != "lost" {
 			t.Fatalf("UnfinishedJobs = %+v, %v; want alive, waiting, lost", unfinished, err)
 		}
-		if mine, _ := s.UnfinishedJobs(ctx, 2, 10); len(mine) != 0 {
+		if mine, _ := s.Jobs().UnfinishedJobs(ctx, 2, 10); len(mine) != 0 {
 			t.Errorf("UnfinishedJobs(user 2) = %+v, want none", mine)
 		}
 		for _, j := range unfinished {
-			if ok, err := s.FailJob(ctx, j, "restarted", nil); !ok || err != nil {
+			if ok, err := s.Jobs().FailJob(ctx, j, "restarted", nil); !ok || err != nil {
 				t.Fatalf("FailJob(%s) = %v, %v", j.ID, ok, err)
 			}
 		}
 		for _, id := range []string{"alive", "waiting", "lost"} {
-			if j, _ := s.Job(ctx, id); j.Status != patent.JobFailed || *j.Error != "restarted" {
+			if j, _ := s.Jobs().Job(ctx, id); j.Status != patent.JobFailed || *j.Error != "restarted" {
 				t.Errorf("%s after the start-up rule = %+v", id, j)
 			}
 		}
 		if u := storetest.Units(t, s, "job_start")[1]; u.State != "cancelled" {
 			t.Errorf("the failed running job's unit is %s, want cancelled", u.State)
 		}
-		if err := s.JobProgress(ctx, "alive", units[1].ID, 1); !errors.Is(err, store.ErrJobLost) {
+		if err := s.Jobs().JobProgress(ctx, "alive", units[1].ID, 1); !errors.Is(err, store.ErrJobLost) {
 			t.Errorf("progress of a failed job = %v, want ErrJobLost", err)
 		}
 	})
@@ -262,7 +277,7 @@ func TestJobSweeps(t *testing.T) {
 // ended, none before one has.
 func TestJobPace(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
-		if _, ok, err := s.JobPace(ctx, 10); ok || err != nil {
+		if _, ok, err := s.Jobs().JobPace(ctx, 10); ok || err != nil {
 			t.Fatalf("JobPace with no job ended = ok %v, %v", ok, err)
 		}
 		// Jobs of 1, 2 and 4 companies taking 10 s, 60 s and 40 s: 10, 30
@@ -281,7 +296,7 @@ func TestJobPace(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		pace, ok, err := s.JobPace(ctx, 10)
+		pace, ok, err := s.Jobs().JobPace(ctx, 10)
 		if !ok || err != nil || pace < 10*time.Second || pace > 10*time.Second+time.Millisecond { // the test clock ticks a µs a read
 			t.Errorf("JobPace = %v, %v, %v; want 10s", pace, ok, err)
 		}

@@ -92,7 +92,7 @@ func BenchmarkListAnalyses1M(b *testing.B) {
 		}
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				items, _, err := s.ListAnalyses(ctx, c.company, 50, cur)
+				items, _, err := s.Analyses().ListAnalyses(ctx, c.company, 50, cur)
 				if err != nil || len(items) == 0 {
 					b.Fatalf("ListAnalyses = %d items, %v", len(items), err)
 				}

@@ -16,7 +16,7 @@ func listJobIDs(t *testing.T, s *store.Store, f patent.JobFilter) []string {
 	var ids []string
 	cursor := ""
 	for range 100 {
-		page, next, err := s.ListJobs(ctx, f, 2, cursor)
+		page, next, err := s.Jobs().ListJobs(ctx, f, 2, cursor)
 		if err != nil {
 			t.Fatalf("ListJobs(%+v) = %v", f, err)
 		}
@@ -41,7 +41,7 @@ func listJobIDs(t *testing.T, s *store.Store, f patent.JobFilter) []string {
 func TestJobOwnership(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
 		mustUser := func(email string) patent.User {
-			u, err := s.CreateUser(ctx, email, []byte("h"))
+			u, err := s.Users().CreateUser(ctx, email, []byte("h"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestJobOwnership(t *testing.T) {
 			if i%3 == 1 {
 				owner = bob.ID
 			}
-			j, err := s.CreateJob(ctx, patent.Job{ID: id, UserID: owner, Companies: []string{"A"}}, 0, 0)
+			j, err := s.Jobs().CreateJob(ctx, patent.Job{ID: id, UserID: owner, Companies: []string{"A"}}, 0, 0)
 			if err != nil || j.UserID != owner {
 				t.Fatalf("CreateJob = %+v, %v; want user %d", j, err, owner)
 			}
@@ -69,7 +69,7 @@ func TestJobOwnership(t *testing.T) {
 			}
 		}
 		// A job from before jobs had owners (UserID 0): no one's.
-		if _, err := s.CreateJob(ctx, patent.Job{ID: "job-legacy", Companies: []string{"A"}}, 0, 0); err != nil {
+		if _, err := s.Jobs().CreateJob(ctx, patent.Job{ID: "job-legacy", Companies: []string{"A"}}, 0, 0); err != nil {
 			t.Fatal(err)
 		}
 		all = slices.Insert(all, 0, "job-legacy")
@@ -91,8 +91,8 @@ func TestJobOwnership(t *testing.T) {
 		// Two units take up the fairest jobs: ada's oldest, then bob's
 		// oldest (bob runs none yet).
 		for unit := range int64(2) {
-			if _, ok, err := s.ClaimJob(ctx, unit+1); !ok || err != nil {
-				t.Fatalf("ClaimJob = %v, %v", ok, err)
+			if id := claim(t, s, unit+1); id == "" {
+				t.Fatalf("claim by unit %d: no job", unit+1)
 			}
 		}
 		if got := listJobIDs(t, s, patent.JobFilter{UserID: ada.ID, Status: patent.JobRunning}); !slices.Equal(got, adaJobs[len(adaJobs)-1:]) {
@@ -103,7 +103,7 @@ func TestJobOwnership(t *testing.T) {
 		}
 
 		// Deleting bob keeps his jobs, still his.
-		if err := s.DeleteUser(ctx, bob.ID); err != nil {
+		if err := s.Users().DeleteUser(ctx, bob.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := listJobIDs(t, s, patent.JobFilter{UserID: bob.ID}); !slices.Equal(got, bobJobs) {
@@ -112,7 +112,7 @@ func TestJobOwnership(t *testing.T) {
 		if got := listJobIDs(t, s, patent.JobFilter{}); !slices.Equal(got, all) {
 			t.Errorf("all jobs after deleting a user = %v, want %v", got, all)
 		}
-		j, err := s.Job(ctx, bobJobs[0])
+		j, err := s.Jobs().Job(ctx, bobJobs[0])
 		if err != nil || j.UserID != bob.ID {
 			t.Errorf("Job of a deleted user = %+v, %v; want user %d", j, err, bob.ID)
 		}
@@ -128,7 +128,7 @@ func TestJobOwnership(t *testing.T) {
 func TestAnalysisRequestedBy(t *testing.T) {
 	each(t, func(t *testing.T, s *store.Store, clk *movingClock) {
 		for _, by := range []string{"17", ""} {
-			rec, err := s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio,
+			rec, err := s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio,
 				Response: "r", RequestedBy: by})
 			if err != nil || rec.RequestedBy != by {
 				t.Fatalf("CreateAnalysis(RequestedBy %q) = %+v, %v", by, rec, err)
@@ -139,7 +139,7 @@ func TestAnalysisRequestedBy(t *testing.T) {
 			t.Errorf("stored analyses = %+v, want requested_by \"\" then \"17\"", got)
 		}
 		var n int
-		err := s.EachAnalysis(ctx, "Acme", func(r patent.AnalysisRecord) error {
+		err := s.Analyses().EachAnalysis(ctx, "Acme", func(r patent.AnalysisRecord) error {
 			if want := []string{"", "17"}[n]; r.RequestedBy != want {
 				t.Errorf("EachAnalysis #%d requested_by = %q, want %q", n, r.RequestedBy, want)
 			}

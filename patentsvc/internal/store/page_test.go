@@ -110,7 +110,7 @@ func TestListAnalysesPageBytes(t *testing.T) {
 			if sizes[i] == 100 {
 				company = "Small Co"
 			}
-			a, err := s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: company, AnalysisType: patent.AnalysisPortfolio,
+			a, err := s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: company, AnalysisType: patent.AnalysisPortfolio,
 				Response: strings.Repeat(string(rune('a'+i%26)), sizes[i])})
 			if err != nil {
 				t.Fatal(err)
@@ -118,11 +118,11 @@ func TestListAnalysesPageBytes(t *testing.T) {
 			want[i] = fmt.Sprint(a.ID)
 			size[want[i]] = sizes[i]
 		}
-		s.CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Big Co", AnalysisType: patent.AnalysisPortfolio, Cached: true, Response: "cached"})
+		s.Analyses().CreateAnalysis(ctx, patent.AnalysisRecord{CompanyName: "Big Co", AnalysisType: patent.AnalysisPortfolio, Cached: true, Response: "cached"})
 
 		list := func(company string, limit int) func(string) (pageOf, error) {
 			return func(cursor string) (pageOf, error) {
-				items, next, err := s.ListAnalyses(ctx, company, limit, cursor)
+				items, next, err := s.Analyses().ListAnalyses(ctx, company, limit, cursor)
 				p := pageOf{next: next}
 				for _, a := range items {
 					p.ids = append(p.ids, fmt.Sprint(a.ID))
@@ -198,7 +198,7 @@ func TestListJobsPageBytes(t *testing.T) {
 
 		list := func(f patent.JobFilter, limit int) func(string) (pageOf, error) {
 			return func(cursor string) (pageOf, error) {
-				items, next, err := s.ListJobs(ctx, f, limit, cursor)
+				items, next, err := s.Jobs().ListJobs(ctx, f, limit, cursor)
 				p := pageOf{next: next}
 				for _, j := range items {
 					n := 0

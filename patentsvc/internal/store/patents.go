@@ -30,7 +30,7 @@ func (patentRow) TableName() string { return "patents" }
 // its PDF found. Empty fields do not overwrite known ones, so a later
 // search without a PDF link keeps the cached link (the single-patent
 // endpoint reuses it), and a verdict stays until another replaces it.
-func (s *Store) UpsertPatent(ctx context.Context, p patent.StoredPatent) error {
+func (s Analyses) UpsertPatent(ctx context.Context, p patent.StoredPatent) error {
 	row := patentRow{PatentID: p.PatentID, CompanyName: opt(p.CompanyName), Title: opt(p.Title),
 		PublicationDate: opt(p.PublicationDate), PDFLink: opt(p.PDFLink), Summary: opt(p.Summary),
 		PDFPath: opt(p.PDFPath), PDFVerdict: opt(p.PDFVerdict), PDFLimits: opt(p.PDFLimits), UpdatedAt: utc(s.now())}
@@ -54,7 +54,7 @@ func (s *Store) UpsertPatent(ctx context.Context, p patent.StoredPatent) error {
 }
 
 // Patent returns a stored patent, or patent.ErrNotFound.
-func (s *Store) Patent(ctx context.Context, id string) (patent.StoredPatent, error) {
+func (s Analyses) Patent(ctx context.Context, id string) (patent.StoredPatent, error) {
 	var row patentRow
 	if err := s.db.WithContext(ctx).Take(&row, "patent_id = ?", id).Error; err != nil {
 		return patent.StoredPatent{}, fmt.Errorf("patent %s: %w", id, translate(err, patent.ErrNotFound, patent.ErrConflict))
@@ -67,7 +67,7 @@ func (s *Store) Patent(ctx context.Context, id string) (patent.StoredPatent, err
 // PDFVerdicts returns, of the patents ids, the verdicts stored under
 // limits (their PDFs past the limits on reading a document), by patent
 // id: one query for a whole analysis.
-func (s *Store) PDFVerdicts(ctx context.Context, limits string, ids []string) (map[string]string, error) {
+func (s Analyses) PDFVerdicts(ctx context.Context, limits string, ids []string) (map[string]string, error) {
 	var rows []patentRow
 	err := s.db.WithContext(ctx).Select("patent_id", "pdf_verdict").
 		Where("patent_id IN ? AND pdf_limits = ? AND pdf_verdict IS NOT NULL", ids, limits).Find(&rows).Error

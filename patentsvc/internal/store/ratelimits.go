@@ -31,10 +31,10 @@ func (rateCounterRow) TableName() string { return "rate_limit_counters" }
 //
 // The times are the callers' clocks (the replicas', assumed NTP-synced),
 // stored with microsecond precision.
-type RateWindows struct{ s *Store }
+type RateWindows struct{ s *base }
 
 // RateWindows returns the shared rate-limit windows.
-func (s *Store) RateWindows() *RateWindows { return &RateWindows{s: s} }
+func (s *Store) RateWindows() *RateWindows { return &RateWindows{s: s.base} }
 
 // upsertCounter adds a request, and a refusal when the second parameter is
 // 1, to an endpoint's counters (PostgreSQL and SQLite 3.24+ alike).
@@ -87,7 +87,7 @@ func (r *RateWindows) Take(ctx context.Context, endpoint, client string, limit i
 
 // lockWindow serialises the Takes of one (endpoint, client) on
 // PostgreSQL until the transaction ends. SQLite needs none.
-func (s *Store) lockWindow(tx *gorm.DB, endpoint, client string) error {
+func (s *base) lockWindow(tx *gorm.DB, endpoint, client string) error {
 	if s.dialect != Postgres {
 		return nil
 	}

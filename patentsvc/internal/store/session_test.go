@@ -142,7 +142,7 @@ func newDeadRig(t *testing.T, dialect string) *deadRig {
 	if _, err := storetest.Track(ctx, r.st, "Acme", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.st.CreateAlert(ctx, testAlert, deliveriesOf("d", "https://a.example/h")); err != nil {
+	if _, err := r.st.Tracking().CreateAlert(ctx, testAlert, deliveriesOf("d", "https://a.example/h")); err != nil {
 		t.Fatal(err)
 	}
 	r.job = createJob(t, r.st, "held", 1, "Acme").ID
@@ -167,8 +167,12 @@ func (r *deadRig) runOn(t *testing.T, runner string, attempt int) {
 func (r *deadRig) release(t *testing.T) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	for _, k := range []string{patent.KindScheduledRun, patent.KindDelivery, patent.KindJobStart} {
-		n, err := r.st.ReleaseDeadUnits(ctx, k)
+	for k, release := range map[string]func(context.Context) (int64, error){
+		patent.KindScheduledRun: r.st.Tracking().ReleaseDeadUnits,
+		patent.KindDelivery:     r.st.Deliveries().ReleaseDeadUnits,
+		patent.KindJobStart:     r.st.Jobs().ReleaseDeadUnits,
+	} {
+		n, err := release(ctx)
 		if err != nil {
 			t.Fatalf("ReleaseDeadUnits(%s) = %v", k, err)
 		}
@@ -190,7 +194,7 @@ func TestDeadReplicaUnits(t *testing.T) {
 	if got := r.release(t); got[patent.KindScheduledRun]+got[patent.KindDelivery]+got[patent.KindJobStart] != 0 {
 		t.Fatalf("released %v while their replica is alive", got)
 	}
-	if lost, err := r.st.LostJobs(ctx); err != nil || len(lost) != 0 {
+	if lost, err := r.st.Jobs().LostJobs(ctx); err != nil || len(lost) != 0 {
 		t.Fatalf("LostJobs = %+v, %v while the replica is alive", lost, err)
 	}
 
@@ -205,11 +209,11 @@ func TestDeadReplicaUnits(t *testing.T) {
 			t.Errorf("unit %d after its replica died: %s, attempt %d, error %s; want available, the run counted, the reason kept", id, state, attempt, last)
 		}
 	}
-	lost, err := r.st.LostJobs(ctx)
+	lost, err := r.st.Jobs().LostJobs(ctx)
 	if err != nil || len(lost) != 1 || lost[0].Job.ID != r.job || !lost[0].RunnerStopped {
 		t.Fatalf("LostJobs = %+v, %v; want the held job, its runner stopped", lost, err)
 	}
-	if ok, err := r.st.FailJob(ctx, lost[0].Job, "its replica stopped", nil); !ok || err != nil {
+	if ok, err := r.st.Jobs().FailJob(ctx, lost[0].Job, "its replica stopped", nil); !ok || err != nil {
 		t.Fatalf("FailJob = %v, %v", ok, err)
 	}
 	if state, _, _ := unitOf(t, r.st, r.held); state != "cancelled" {
@@ -218,12 +222,12 @@ func TestDeadReplicaUnits(t *testing.T) {
 
 	// A runner of an older version (no session): left alone.
 	storetest.SetUnitRunning(t, r.st, r.run, "oldhost-4242-abcdef01", 1)
-	if n, err := r.st.ReleaseDeadUnits(ctx, patent.KindScheduledRun); n != 0 || err != nil {
+	if n, err := r.st.Tracking().ReleaseDeadUnits(ctx); n != 0 || err != nil {
 		t.Errorf("a run of an older version's replica: released %d, %v; want left to River's timeouts", n, err)
 	}
 	// A dead runner's unit past its runs is discarded.
 	storetest.SetUnitRunning(t, r.st, r.run, r.other.ID(), store.ScheduledRunAttempts)
-	if n, err := r.st.ReleaseDeadUnits(ctx, patent.KindScheduledRun); n != 1 || err != nil {
+	if n, err := r.st.Tracking().ReleaseDeadUnits(ctx); n != 1 || err != nil {
 		t.Fatalf("ReleaseDeadUnits = %d, %v", n, err)
 	}
 	if state, _, _ := unitOf(t, r.st, r.run); state != "discarded" {
@@ -265,7 +269,7 @@ func TestDeadProcessUnitsSQLite(t *testing.T) {
 	if got := r.release(t); got[patent.KindScheduledRun] != 1 || got[patent.KindDelivery] != 1 {
 		t.Fatalf("released %v of the previous process's units, want the run and the delivery", got)
 	}
-	if lost, err := r.st.LostJobs(ctx); err != nil || len(lost) != 1 || !lost[0].RunnerStopped {
+	if lost, err := r.st.Jobs().LostJobs(ctx); err != nil || len(lost) != 1 || !lost[0].RunnerStopped {
 		t.Fatalf("LostJobs = %+v, %v; want the held job, its runner stopped", lost, err)
 	}
 }

@@ -34,8 +34,17 @@ type Pool struct {
 	MaxLifetime time.Duration
 }
 
-// Store is the service's database. It is safe for concurrent use.
-type Store struct {
+// Store is the service's database. It is safe for concurrent use. Its
+// tables are reached through its aggregates, one type each (Users,
+// Tracking, Jobs, Analyses, Caches, Deliveries): a core takes the one it
+// works on, through an interface of its own that names the few methods it
+// calls; Store itself opens, pings and closes the database, and holds this
+// replica's liveness session.
+type Store struct{ *base }
+
+// base is what every aggregate shares: the database, its dialect and
+// clock, the queue's inserter and the liveness session.
+type base struct {
 	db      *gorm.DB
 	dialect string
 	dsn     string
@@ -47,6 +56,44 @@ type Store struct {
 	// it (session.go); nil before.
 	session *Session
 }
+
+// Users are the user accounts and their refresh tokens (users.go).
+type Users struct{ *base }
+
+// Tracking is the tracked companies, their scheduled runs' history, the
+// patents they saw and their alerts (tracking.go, history.go).
+type Tracking struct{ *base }
+
+// Jobs are the asynchronous batches (jobs.go).
+type Jobs struct{ *base }
+
+// Analyses are the stored analyses and patents, and what is counted of
+// them (analyses.go, analytics.go, patents.go, history.go).
+type Analyses struct{ *base }
+
+// Caches are the search and LLM caches (caches.go).
+type Caches struct{ *base }
+
+// Deliveries are the webhook deliveries (webhooks.go).
+type Deliveries struct{ *base }
+
+// Users returns the user accounts.
+func (s *Store) Users() Users { return Users{s.base} }
+
+// Tracking returns the tracked companies.
+func (s *Store) Tracking() Tracking { return Tracking{s.base} }
+
+// Jobs returns the jobs.
+func (s *Store) Jobs() Jobs { return Jobs{s.base} }
+
+// Analyses returns the stored analyses.
+func (s *Store) Analyses() Analyses { return Analyses{s.base} }
+
+// Caches returns the search and LLM caches.
+func (s *Store) Caches() Caches { return Caches{s.base} }
+
+// Deliveries returns the webhook deliveries.
+func (s *Store) Deliveries() Deliveries { return Deliveries{s.base} }
 
 // Open connects to the database of dialect (Postgres: a postgres:// URL or
 // a libpq key=value DSN; SQLite: a file path, with or without a sqlite: or
@@ -96,7 +143,7 @@ func Open(ctx context.Context, dialect, dsn string, pool Pool, logger *slog.Logg
 	sqlDB.SetMaxIdleConns(pool.MaxIdle)
 	sqlDB.SetConnMaxLifetime(pool.MaxLifetime)
 
-	s := &Store{db: db, dialect: dialect, dsn: dsn, now: now}
+	s := &Store{&base{db: db, dialect: dialect, dsn: dsn, now: now}}
 	if err := s.Ping(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
@@ -142,14 +189,14 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // inTx runs fn in a transaction.
-func (s *Store) inTx(ctx context.Context, fn func(tx *gorm.DB) error) error {
+func (s *base) inTx(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	return s.db.WithContext(ctx).Transaction(fn)
 }
 
 // lockKey serialises a kind of change across transactions: a PostgreSQL
 // transaction-scoped advisory lock. SQLite needs none: its IMMEDIATE
 // transactions already run one writer at a time.
-func (s *Store) lockKey(tx *gorm.DB, key int64) error {
+func (s *base) lockKey(tx *gorm.DB, key int64) error {
 	if s.dialect != Postgres {
 		return nil
 	}
@@ -179,7 +226,7 @@ type migration struct {
 
 // migrations returns this dialect's migrations in version order. Files are
 // named NNNN_name.<dialect>.sql.
-func (s *Store) migrations() ([]migration, error) {
+func (s *base) migrations() ([]migration, error) {
 	entries, err := migrationFiles.ReadDir("migrations")
 	if err != nil {
 		return nil, err
@@ -208,7 +255,7 @@ func (s *Store) migrations() ([]migration, error) {
 // migrate applies the migrations not yet recorded, each in its own
 // transaction, then the work queue's (River's, migrateUnits), on one
 // connection that holds the migration lock.
-func (s *Store) migrate(ctx context.Context, logger *slog.Logger) error {
+func (s *base) migrate(ctx context.Context, logger *slog.Logger) error {
 	ms, err := s.migrations()
 	if err != nil {
 		return fmt.Errorf("store: read migrations: %w", err)

@@ -49,7 +49,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 			if s.Dialect() != d {
 				t.Errorf("Dialect() = %s, want %s", s.Dialect(), d)
 			}
-			if _, err := s.CreateUser(ctx, "a@example.com", []byte("h")); err != nil {
+			if _, err := s.Users().CreateUser(ctx, "a@example.com", []byte("h")); err != nil {
 				t.Fatalf("schema unusable after concurrent migrations: %v", err)
 			}
 		})
@@ -58,33 +58,33 @@ func TestMigrationsIdempotent(t *testing.T) {
 
 func TestCreateUserFirstAdmin(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		u1, err := s.CreateUser(ctx, "first@example.com", []byte("hash1"))
+		u1, err := s.Users().CreateUser(ctx, "first@example.com", []byte("hash1"))
 		if err != nil || u1.Role != patent.RoleAdmin || u1.ID == 0 || u1.CreatedAt.IsZero() {
 			t.Fatalf("first CreateUser = %+v, %v; want an admin", u1, err)
 		}
-		u2, err := s.CreateUser(ctx, "second@example.com", []byte("hash2"))
+		u2, err := s.Users().CreateUser(ctx, "second@example.com", []byte("hash2"))
 		if err != nil || u2.Role != patent.RoleUser {
 			t.Fatalf("second CreateUser = %+v, %v; want a user", u2, err)
 		}
-		if _, err := s.CreateUser(ctx, "second@example.com", []byte("x")); !errors.Is(err, patent.ErrConflict) {
+		if _, err := s.Users().CreateUser(ctx, "second@example.com", []byte("x")); !errors.Is(err, patent.ErrConflict) {
 			t.Fatalf("duplicate email error = %v, want ErrConflict", err)
 		}
 		// A failed registration does not consume anything: the next one works.
-		u3, err := s.CreateUser(ctx, "third@example.com", []byte("hash3"))
+		u3, err := s.Users().CreateUser(ctx, "third@example.com", []byte("hash3"))
 		if err != nil || u3.Role != patent.RoleUser {
 			t.Fatalf("third CreateUser = %+v, %v", u3, err)
 		}
-		got, err := s.UserByEmail(ctx, "first@example.com")
+		got, err := s.Users().UserByEmail(ctx, "first@example.com")
 		if err != nil || got.ID != u1.ID || string(got.PasswordHash) != "hash1" || !got.CreatedAt.Equal(u1.CreatedAt) {
 			t.Errorf("UserByEmail = %+v, %v; want %+v", got, err, u1)
 		}
-		if _, err := s.UserByID(ctx, 9999); !errors.Is(err, patent.ErrNotFound) {
+		if _, err := s.Users().UserByID(ctx, 9999); !errors.Is(err, patent.ErrNotFound) {
 			t.Errorf("UserByID(unknown) = %v, want ErrNotFound", err)
 		}
-		if _, err := s.UserByEmail(ctx, "nobody@example.com"); !errors.Is(err, patent.ErrNotFound) {
+		if _, err := s.Users().UserByEmail(ctx, "nobody@example.com"); !errors.Is(err, patent.ErrNotFound) {
 			t.Errorf("UserByEmail(unknown) = %v, want ErrNotFound", err)
 		}
-		users, err := s.ListUsers(ctx)
+		users, err := s.Users().ListUsers(ctx)
 		if err != nil || len(users) != 3 || users[0].ID != u1.ID {
 			t.Errorf("ListUsers = %+v, %v", users, err)
 		}
@@ -100,7 +100,7 @@ func TestFirstAdminRace(t *testing.T) {
 		roles := make(chan patent.Role, n)
 		for i := range n {
 			wg.Go(func() {
-				u, err := s.CreateUser(ctx, fmt.Sprintf("u%d@example.com", i), []byte("h"))
+				u, err := s.Users().CreateUser(ctx, fmt.Sprintf("u%d@example.com", i), []byte("h"))
 				if err != nil {
 					t.Errorf("CreateUser %d: %v", i, err)
 					return
@@ -124,32 +124,32 @@ func TestFirstAdminRace(t *testing.T) {
 
 func TestRolesAndDeletion(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		admin, _ := s.CreateUser(ctx, "admin@example.com", []byte("h"))
-		user, _ := s.CreateUser(ctx, "user@example.com", []byte("h"))
+		admin, _ := s.Users().CreateUser(ctx, "admin@example.com", []byte("h"))
+		user, _ := s.Users().CreateUser(ctx, "user@example.com", []byte("h"))
 
-		if _, err := s.SetRole(ctx, admin.ID, patent.RoleUser); !errors.Is(err, patent.ErrLastAdmin) {
+		if _, err := s.Users().SetRole(ctx, admin.ID, patent.RoleUser); !errors.Is(err, patent.ErrLastAdmin) {
 			t.Fatalf("demoting the last admin: %v, want ErrLastAdmin", err)
 		}
-		if _, err := s.SetRole(ctx, 9999, patent.RoleAdmin); !errors.Is(err, patent.ErrNotFound) {
+		if _, err := s.Users().SetRole(ctx, 9999, patent.RoleAdmin); !errors.Is(err, patent.ErrNotFound) {
 			t.Fatalf("SetRole(unknown): %v, want ErrNotFound", err)
 		}
-		u, err := s.SetRole(ctx, user.ID, patent.RoleAdmin)
+		u, err := s.Users().SetRole(ctx, user.ID, patent.RoleAdmin)
 		if err != nil || u.Role != patent.RoleAdmin {
 			t.Fatalf("promote = %+v, %v", u, err)
 		}
 		// Now two admins: one may go.
-		if err := s.DeleteUser(ctx, admin.ID); err != nil {
+		if err := s.Users().DeleteUser(ctx, admin.ID); err != nil {
 			t.Fatalf("delete an admin while another remains: %v", err)
 		}
-		if err := s.DeleteUser(ctx, user.ID); !errors.Is(err, patent.ErrLastAdmin) {
+		if err := s.Users().DeleteUser(ctx, user.ID); !errors.Is(err, patent.ErrLastAdmin) {
 			t.Fatalf("delete the last admin: %v, want ErrLastAdmin", err)
 		}
-		if err := s.DeleteUser(ctx, 9999); !errors.Is(err, patent.ErrNotFound) {
+		if err := s.Users().DeleteUser(ctx, 9999); !errors.Is(err, patent.ErrNotFound) {
 			t.Fatalf("delete unknown: %v, want ErrNotFound", err)
 		}
 		// The first-admin claim is spent: a new registration is a user even
 		// though the first admin is gone.
-		if u, _ := s.CreateUser(ctx, "late@example.com", []byte("h")); u.Role != patent.RoleUser {
+		if u, _ := s.Users().CreateUser(ctx, "late@example.com", []byte("h")); u.Role != patent.RoleUser {
 			t.Errorf("registration after the first admin was deleted got role %s, want user", u.Role)
 		}
 	})
@@ -158,15 +158,15 @@ func TestRolesAndDeletion(t *testing.T) {
 // TestConcurrentDemotion: two admins demoting each other at once leave one.
 func TestConcurrentDemotion(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		a, _ := s.CreateUser(ctx, "a@example.com", []byte("h"))
-		b, _ := s.CreateUser(ctx, "b@example.com", []byte("h"))
-		s.SetRole(ctx, b.ID, patent.RoleAdmin)
+		a, _ := s.Users().CreateUser(ctx, "a@example.com", []byte("h"))
+		b, _ := s.Users().CreateUser(ctx, "b@example.com", []byte("h"))
+		s.Users().SetRole(ctx, b.ID, patent.RoleAdmin)
 		var wg sync.WaitGroup
 		for _, id := range []int64{a.ID, b.ID} {
-			wg.Go(func() { s.SetRole(ctx, id, patent.RoleUser) })
+			wg.Go(func() { s.Users().SetRole(ctx, id, patent.RoleUser) })
 		}
 		wg.Wait()
-		users, _ := s.ListUsers(ctx)
+		users, _ := s.Users().ListUsers(ctx)
 		admins := 0
 		for _, u := range users {
 			if u.Role == patent.RoleAdmin {
@@ -181,41 +181,41 @@ func TestConcurrentDemotion(t *testing.T) {
 
 func TestRefreshTokens(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		u, _ := s.CreateUser(ctx, "r@example.com", []byte("h"))
+		u, _ := s.Users().CreateUser(ctx, "r@example.com", []byte("h"))
 		exp := time.Now().Add(time.Hour)
 		for _, jti := range []string{"j1", "j2", "j3"} {
-			if err := s.SaveRefreshToken(ctx, jti, u.ID, exp); err != nil {
+			if err := s.Users().SaveRefreshToken(ctx, jti, u.ID, exp); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if id, err := s.UseRefreshToken(ctx, "j1"); err != nil || id != u.ID {
+		if id, err := s.Users().UseRefreshToken(ctx, "j1"); err != nil || id != u.ID {
 			t.Fatalf("first use = %d, %v", id, err)
 		}
-		if _, err := s.UseRefreshToken(ctx, "j1"); !errors.Is(err, store.ErrRefreshReused) {
+		if _, err := s.Users().UseRefreshToken(ctx, "j1"); !errors.Is(err, store.ErrRefreshReused) {
 			t.Fatalf("second use = %v, want ErrRefreshReused", err)
 		}
 		// Reuse revoked the user's other tokens.
-		if _, err := s.UseRefreshToken(ctx, "j2"); err == nil {
+		if _, err := s.Users().UseRefreshToken(ctx, "j2"); err == nil {
 			t.Fatal("a token of a user whose token was replayed still works")
 		}
-		if _, err := s.UseRefreshToken(ctx, "nope"); !errors.Is(err, patent.ErrNotFound) {
+		if _, err := s.Users().UseRefreshToken(ctx, "nope"); !errors.Is(err, patent.ErrNotFound) {
 			t.Fatalf("unknown token = %v, want ErrNotFound", err)
 		}
-		s.SaveRefreshToken(ctx, "old", u.ID, time.Now().Add(-time.Minute))
-		if _, err := s.UseRefreshToken(ctx, "old"); !errors.Is(err, patent.ErrNotFound) {
+		s.Users().SaveRefreshToken(ctx, "old", u.ID, time.Now().Add(-time.Minute))
+		if _, err := s.Users().UseRefreshToken(ctx, "old"); !errors.Is(err, patent.ErrNotFound) {
 			t.Fatalf("expired token = %v, want ErrNotFound", err)
 		}
-		if n, err := s.PruneRefreshTokens(ctx); err != nil || n != 1 {
+		if n, err := s.Users().PruneRefreshTokens(ctx); err != nil || n != 1 {
 			t.Errorf("PruneRefreshTokens = %d, %v; want the expired one", n, err)
 		}
 		// Deleting the user deletes their tokens (foreign key cascade).
-		s.SaveRefreshToken(ctx, "j9", u.ID, exp)
-		other, _ := s.CreateUser(ctx, "o@example.com", []byte("h"))
-		s.SetRole(ctx, other.ID, patent.RoleAdmin)
-		if err := s.DeleteUser(ctx, u.ID); err != nil {
+		s.Users().SaveRefreshToken(ctx, "j9", u.ID, exp)
+		other, _ := s.Users().CreateUser(ctx, "o@example.com", []byte("h"))
+		s.Users().SetRole(ctx, other.ID, patent.RoleAdmin)
+		if err := s.Users().DeleteUser(ctx, u.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.UseRefreshToken(ctx, "j9"); !errors.Is(err, patent.ErrNotFound) {
+		if _, err := s.Users().UseRefreshToken(ctx, "j9"); !errors.Is(err, patent.ErrNotFound) {
 			t.Fatalf("token of a deleted user = %v, want ErrNotFound", err)
 		}
 	})
@@ -233,17 +233,17 @@ func TestTrackedCompanies(t *testing.T) {
 			}
 		}
 		storetest.Track(ctx, s, "IBM", time.Now())
-		list, err := s.ListTracked(ctx)
+		list, err := s.Tracking().ListTracked(ctx)
 		if err != nil || len(list) != 2 || list[0].CompanyName != "Acme Corp" || list[1].CompanyName != "IBM" {
 			t.Fatalf("ListTracked = %+v, %v", list, err)
 		}
-		if err := s.DeleteTracked(ctx, "aCmE cOrP"); err != nil {
+		if err := s.Tracking().DeleteTracked(ctx, "aCmE cOrP"); err != nil {
 			t.Fatalf("case-insensitive delete: %v", err)
 		}
-		if err := s.DeleteTracked(ctx, "Acme Corp"); !errors.Is(err, patent.ErrNotFound) {
+		if err := s.Tracking().DeleteTracked(ctx, "Acme Corp"); !errors.Is(err, patent.ErrNotFound) {
 			t.Fatalf("delete untracked = %v, want ErrNotFound", err)
 		}
-		if list, _ := s.ListTracked(ctx); len(list) != 1 {
+		if list, _ := s.Tracking().ListTracked(ctx); len(list) != 1 {
 			t.Errorf("after delete: %+v", list)
 		}
 	})
@@ -259,12 +259,12 @@ func TestAlertsNewestFirst(t *testing.T) {
 			// inserted later.
 			for i, at := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, -time.Hour, 4 * time.Second} {
 				clock = base.Add(at)
-				if _, err := s.CreateAlert(ctx, patent.Alert{CompanyName: "Acme", AlertType: patent.AlertTypePatentCountChange,
+				if _, err := s.Tracking().CreateAlert(ctx, patent.Alert{CompanyName: "Acme", AlertType: patent.AlertTypePatentCountChange,
 					Message: fmt.Sprintf("alert %d", i), OldValue: 10, NewValue: float64(10 + i)}, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got, err := s.ListAlerts(ctx, 3)
+			got, err := s.Tracking().ListAlerts(ctx, 3)
 			if err != nil || len(got) != 3 {
 				t.Fatalf("ListAlerts(3) = %v, %v", got, err)
 			}

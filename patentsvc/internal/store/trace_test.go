@@ -26,13 +26,13 @@ func TestStatementSpans(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 		ctx, parent := otel.Tracer("test").Start(context.Background(), "parent "+t.Name())
-		j, err := s.CreateJob(ctx, patent.Job{ID: "job-" + strings.ReplaceAll(t.Name(), "/", "-"), Companies: []string{"Secret Corp"},
+		j, err := s.Jobs().CreateJob(ctx, patent.Job{ID: "job-" + strings.ReplaceAll(t.Name(), "/", "-"), Companies: []string{"Secret Corp"},
 			MaxWorkers: 1, Model: "m", TraceParent: traceparent}, 0, 0)
 		parent.End()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Job(context.Background(), j.ID); err != nil { // outside any span
+		if _, err := s.Jobs().Job(context.Background(), j.ID); err != nil { // outside any span
 			t.Fatal(err)
 		}
 		var insert sdktrace.ReadOnlySpan
@@ -60,7 +60,7 @@ func TestStatementSpans(t *testing.T) {
 				t.Errorf("insert jobs span has no %s: %v", key, attrs)
 			}
 		}
-		got, err := s.Job(context.Background(), j.ID)
+		got, err := s.Jobs().Job(context.Background(), j.ID)
 		if err != nil || got.TraceParent != traceparent {
 			t.Errorf("Job(%s).TraceParent = %q, %v; want %q", j.ID, got.TraceParent, err, traceparent)
 		}

@@ -42,7 +42,7 @@ func (r trackedCompanyRow) toDomain() patent.TrackedCompany {
 }
 
 // ListTracked returns the tracked companies in the order they were added.
-func (s *Store) ListTracked(ctx context.Context) ([]patent.TrackedCompany, error) {
+func (s Tracking) ListTracked(ctx context.Context) ([]patent.TrackedCompany, error) {
 	var rows []trackedCompanyRow
 	if err := s.db.WithContext(ctx).Order("created_at, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list tracked companies: %w", err)
@@ -67,7 +67,7 @@ func (s *Store) ListTracked(ctx context.Context) ([]patent.TrackedCompany, error
 // would end a PostgreSQL transaction), and the row it conflicted with is
 // read in the same transaction; on PostgreSQL that row may be untracked
 // between the two statements, and then the insert is tried again.
-func (s *Store) CreateTracked(ctx context.Context, name patent.CompanyName, first patent.ScheduledRun) (patent.TrackedCompany, error) {
+func (s Tracking) CreateTracked(ctx context.Context, name patent.CompanyName, first patent.ScheduledRun) (patent.TrackedCompany, error) {
 	now := utc(s.now())
 	var row trackedCompanyRow
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
@@ -102,7 +102,7 @@ func (s *Store) CreateTracked(ctx context.Context, name patent.CompanyName, firs
 // now: patent.ScheduledRun.AlertIDs), records the units on the companies
 // and returns how many were queued anew (not queued already by another
 // replica).
-func (s *Store) queueRuns(ctx context.Context, tx *gorm.DB, rows []trackedCompanyRow, traceParent string) (int, error) {
+func (s *base) queueRuns(ctx context.Context, tx *gorm.DB, rows []trackedCompanyRow, traceParent string) (int, error) {
 	ids, err := s.reserveAlertIDs(tx, len(rows)*patent.AlertsPerRun)
 	if err != nil {
 		return 0, err
@@ -130,7 +130,7 @@ func (s *Store) queueRuns(ctx context.Context, tx *gorm.DB, rows []trackedCompan
 
 // ReserveAlertIDs reserves n alert ids (for the alerts of a scheduled run
 // queued without them, by an older version).
-func (s *Store) ReserveAlertIDs(ctx context.Context, n int) ([]int64, error) {
+func (s Tracking) ReserveAlertIDs(ctx context.Context, n int) ([]int64, error) {
 	var ids []int64
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		var err error
@@ -148,7 +148,7 @@ func (s *Store) ReserveAlertIDs(ctx context.Context, n int) ([]int64, error) {
 // when tx rolls back; SQLite: its AUTOINCREMENT counter, moved on under
 // the one writer SQLite allows). An alert stored later with one of them
 // keeps it; the ids of alerts never raised are gaps.
-func (s *Store) reserveAlertIDs(tx *gorm.DB, n int) ([]int64, error) {
+func (s *base) reserveAlertIDs(tx *gorm.DB, n int) ([]int64, error) {
 	if n <= 0 {
 		return nil, nil
 	}
@@ -182,7 +182,7 @@ func trackedByName(tx *gorm.DB, name patent.CompanyName) (trackedCompanyRow, err
 // letter case, and cancels its queued run (a run in progress is cancelled
 // through River, and records nothing: the company is gone). Returns
 // patent.ErrNotFound when none does.
-func (s *Store) DeleteTracked(ctx context.Context, name patent.CompanyName) error {
+func (s Tracking) DeleteTracked(ctx context.Context, name patent.CompanyName) error {
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		row, err := trackedByName(tx, name)
 		if err != nil {
@@ -211,7 +211,7 @@ func (s *Store) DeleteTracked(ctx context.Context, name patent.CompanyName) erro
 
 // TrackedCompany returns tracked company id, or patent.ErrNotFound when it
 // is no longer tracked.
-func (s *Store) TrackedCompany(ctx context.Context, id int64) (patent.TrackedCompany, error) {
+func (s Tracking) TrackedCompany(ctx context.Context, id int64) (patent.TrackedCompany, error) {
 	var row trackedCompanyRow
 	if err := s.db.WithContext(ctx).Take(&row, "id = ?", id).Error; err != nil {
 		return patent.TrackedCompany{}, fmt.Errorf("tracked company %d: %w", id, translate(err, patent.ErrNotFound, patent.ErrConflict))
@@ -227,7 +227,7 @@ func (s *Store) TrackedCompany(ctx context.Context, id int64) (patent.TrackedCom
 // locks the rows it takes (FOR UPDATE SKIP LOCKED) and skips the others',
 // and a run queued twice for one due time is queued once (the queue's
 // identity of a scheduled run is the company and the due time).
-func (s *Store) QueueDue(ctx context.Context, limit int) (seen, queued int, err error) {
+func (s Tracking) QueueDue(ctx context.Context, limit int) (seen, queued int, err error) {
 	now := utc(s.now())
 	lock := ""
 	if s.dialect == Postgres {
@@ -268,7 +268,7 @@ func (s *Store) QueueDue(ctx context.Context, limit int) (seen, queued int, err 
 // company untracked meanwhile is ignored too: nothing is stored, its alerts
 // neither (untracking dropped its history, and with it the baseline the
 // alerts compare against).
-func (s *Store) RecordRun(ctx context.Context, id int64, due time.Time, out patent.RunOutcome, deliveries []patent.Delivery) (recorded bool, err error) {
+func (s Tracking) RecordRun(ctx context.Context, id int64, due time.Time, out patent.RunOutcome, deliveries []patent.Delivery) (recorded bool, err error) {
 	at, next := utc(out.At), utc(out.Next)
 	err = s.inTx(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&trackedCompanyRow{}).Where("id = ? AND next_run_at = ?", id, utc(due)).
@@ -345,7 +345,7 @@ func (trackedPatentRow) TableName() string { return "tracked_patents" }
 // those of its latest run whose search answered, and since when runs keep
 // them), or patent.ErrNotFound when it is no longer tracked. It reads only the rows
 // of ids and of the latest run, however long the company is tracked.
-func (s *Store) SeenPatents(ctx context.Context, id int64, ids []string) (patent.SeenPatents, error) {
+func (s Tracking) SeenPatents(ctx context.Context, id int64, ids []string) (patent.SeenPatents, error) {
 	db := s.db.WithContext(ctx)
 	var tc trackedCompanyRow
 	if err := db.Take(&tc, "id = ?", id).Error; err != nil {
@@ -388,7 +388,7 @@ func (s *Store) SeenPatents(ctx context.Context, id int64, ids []string) (patent
 // the run's row in the company's history, without a count. As RecordRun,
 // it records only while the company is still due at due, and reports
 // whether it did.
-func (s *Store) RecordFailure(ctx context.Context, id int64, due, at time.Time, failures int, next time.Time) (recorded bool, err error) {
+func (s Tracking) RecordFailure(ctx context.Context, id int64, due, at time.Time, failures int, next time.Time) (recorded bool, err error) {
 	err = s.inTx(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&trackedCompanyRow{}).Where("id = ? AND next_run_at = ?", id, utc(due)).
 			Updates(map[string]any{"consecutive_failures": failures, "next_run_at": utc(next)})
@@ -428,7 +428,7 @@ func (r alertRow) toDomain() patent.Alert {
 // transaction, deliveries, the webhook deliveries the caller composed for
 // it (decisions.md: an alert is never committed without its deliveries,
 // nor a delivery without its alert), and returns the alert as stored.
-func (s *Store) CreateAlert(ctx context.Context, a patent.Alert, deliveries []patent.Delivery) (patent.Alert, error) {
+func (s Tracking) CreateAlert(ctx context.Context, a patent.Alert, deliveries []patent.Delivery) (patent.Alert, error) {
 	var stored patent.Alert
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		var err error
@@ -444,7 +444,7 @@ func (s *Store) CreateAlert(ctx context.Context, a patent.Alert, deliveries []pa
 }
 
 // createAlert stores a in tx, with its id and time when it has them.
-func (s *Store) createAlert(tx *gorm.DB, a patent.Alert) (patent.Alert, error) {
+func (s *base) createAlert(tx *gorm.DB, a patent.Alert) (patent.Alert, error) {
 	at := utc(a.CreatedAt)
 	if a.CreatedAt.IsZero() {
 		at = utc(s.now())
@@ -458,7 +458,7 @@ func (s *Store) createAlert(tx *gorm.DB, a patent.Alert) (patent.Alert, error) {
 }
 
 // ListAlerts returns up to limit alerts, newest first.
-func (s *Store) ListAlerts(ctx context.Context, limit int) ([]patent.Alert, error) {
+func (s Tracking) ListAlerts(ctx context.Context, limit int) ([]patent.Alert, error) {
 	var rows []alertRow
 	if err := s.db.WithContext(ctx).Order("created_at DESC, id DESC").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list alerts: %w", err)

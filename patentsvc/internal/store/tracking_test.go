@@ -38,11 +38,11 @@ func TestTrackAgainCarriesState(t *testing.T) {
 			!got.NextRunAt.Equal(at.Add(time.Hour)) || !got.CreatedAt.Equal(acme.CreatedAt) {
 			t.Errorf("state carried by the conflict = %+v, want the stored row (count 12, 2 failures)", got)
 		}
-		if list, _ := s.ListTracked(ctx); len(list) != 1 {
+		if list, _ := s.Tracking().ListTracked(ctx); len(list) != 1 {
 			t.Errorf("after the conflict: %d tracked companies, want 1", len(list))
 		}
 		// Once untracked, the name can be tracked again.
-		if err := s.DeleteTracked(ctx, "acme corp"); err != nil {
+		if err := s.Tracking().DeleteTracked(ctx, "acme corp"); err != nil {
 			t.Fatal(err)
 		}
 		if again, err := storetest.Track(ctx, s, "ACME Corp", time.Now()); err != nil || again.ConsecutiveFailures != 0 || again.LastAnalysisAt != nil {
@@ -102,7 +102,7 @@ func TestQueueDue(t *testing.T) {
 			acme, _ := storetest.Track(ctx, s, "Acme", clk.Now())
 			beta, _ := storetest.Track(ctx, s, "Beta", clk.Now())
 			later, _ := storetest.Track(ctx, s, "Later", clk.Now())
-			if seen, n, err := s.QueueDue(ctx, 10); err != nil || seen != 0 || n != 0 {
+			if seen, n, err := s.Tracking().QueueDue(ctx, 10); err != nil || seen != 0 || n != 0 {
 				t.Fatalf("QueueDue with every first run queued = %d, %d, %v; want 0", seen, n, err)
 			}
 			// Acme's first run ran and is due again; Later's run is recorded
@@ -116,10 +116,10 @@ func TestQueueDue(t *testing.T) {
 				t.Fatal(err)
 			}
 			storetest.SetUnitState(t, s, unitsOf(t, s, beta.ID)[0].ID, "discarded")
-			if seen, n, err := s.QueueDue(ctx, 10); err != nil || seen != 2 || n != 2 {
+			if seen, n, err := s.Tracking().QueueDue(ctx, 10); err != nil || seen != 2 || n != 2 {
 				t.Fatalf("QueueDue = %d, %d, %v; want 2 (Acme, Beta)", seen, n, err)
 			}
-			if seen, n, err := s.QueueDue(ctx, 10); err != nil || seen != 0 || n != 0 {
+			if seen, n, err := s.Tracking().QueueDue(ctx, 10); err != nil || seen != 0 || n != 0 {
 				t.Fatalf("QueueDue again = %d, %d, %v; want 0", seen, n, err)
 			}
 			for _, c := range []struct {
@@ -167,7 +167,7 @@ func TestQueueDueReplicas(t *testing.T) {
 			for _, s := range stores {
 				wg.Go(func() {
 					for {
-						seen, got, err := s.QueueDue(ctx, 7)
+						seen, got, err := s.Tracking().QueueDue(ctx, 7)
 						if err != nil {
 							t.Errorf("QueueDue = %v", err)
 							return
@@ -208,14 +208,14 @@ func TestRecordOncePerDueTime(t *testing.T) {
 		acme, _ := storetest.Track(ctx, s, "Acme", time.Now())
 		due, at := acme.NextRunAt, time.Now()
 		alert := testAlert
-		if ok, err := s.RecordRun(ctx, acme.ID, due, patent.RunOutcome{Count: 5, At: at, Next: at.Add(time.Hour)}, nil); !ok || err != nil {
+		if ok, err := s.Tracking().RecordRun(ctx, acme.ID, due, patent.RunOutcome{Count: 5, At: at, Next: at.Add(time.Hour)}, nil); !ok || err != nil {
 			t.Fatalf("RecordRun = %v, %v; want recorded", ok, err)
 		}
-		if ok, err := s.RecordRun(ctx, acme.ID, due, patent.RunOutcome{Count: 9, At: at, Next: at.Add(time.Hour), Alerts: []patent.Alert{alert}},
+		if ok, err := s.Tracking().RecordRun(ctx, acme.ID, due, patent.RunOutcome{Count: 9, At: at, Next: at.Add(time.Hour), Alerts: []patent.Alert{alert}},
 			deliveriesOf("x", "https://a.example/h")); ok || err != nil {
 			t.Fatalf("RecordRun of the same due time again = %v, %v; want not recorded", ok, err)
 		}
-		if ok, err := s.RecordFailure(ctx, acme.ID, due, at, 1, at.Add(time.Hour)); ok || err != nil {
+		if ok, err := s.Tracking().RecordFailure(ctx, acme.ID, due, at, 1, at.Add(time.Hour)); ok || err != nil {
 			t.Fatalf("RecordFailure of the same due time = %v, %v; want not recorded", ok, err)
 		}
 		if got := mustTracked(t, s); got.LastPatentCount != 5 || got.ConsecutiveFailures != 0 {
@@ -224,7 +224,7 @@ func TestRecordOncePerDueTime(t *testing.T) {
 		if runs := mustHistory(t, s, "Acme", at.Add(-time.Hour)); len(runs) != 1 {
 			t.Errorf("history = %+v, want one run", runs)
 		}
-		if alerts, _ := s.ListAlerts(ctx, 10); len(alerts) != 0 || countDeliveries(t, s) != 0 {
+		if alerts, _ := s.Tracking().ListAlerts(ctx, 10); len(alerts) != 0 || countDeliveries(t, s) != 0 {
 			t.Errorf("%d alerts and %d deliveries, want none", len(alerts), countDeliveries(t, s))
 		}
 	})
@@ -260,7 +260,7 @@ func TestRunOutcomes(t *testing.T) {
 
 func mustTracked(t *testing.T, s *store.Store) patent.TrackedCompany {
 	t.Helper()
-	list, err := s.ListTracked(ctx)
+	list, err := s.Tracking().ListTracked(ctx)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("ListTracked = %+v, %v", list, err)
 	}
@@ -293,7 +293,7 @@ func TestQueuedRunCarriesItsAlertIDs(t *testing.T) {
 				seen[id] = true
 			}
 		}
-		if err := s.DeleteTracked(ctx, "acme"); err != nil {
+		if err := s.Tracking().DeleteTracked(ctx, "acme"); err != nil {
 			t.Fatal(err)
 		}
 		states := map[string]string{}

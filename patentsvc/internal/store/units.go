@@ -85,7 +85,7 @@ type queued struct {
 // enqueue queues units in tx, the GORM transaction that stores their work,
 // and returns them as stored, in order. A job start gets jobAttempts runs
 // (0: DefaultJobAttempts).
-func (s *Store) enqueue(ctx context.Context, tx *gorm.DB, jobAttempts int, units ...patent.Unit) ([]queued, error) {
+func (s *base) enqueue(ctx context.Context, tx *gorm.DB, jobAttempts int, units ...patent.Unit) ([]queued, error) {
 	if len(units) == 0 {
 		return nil, nil
 	}
@@ -251,7 +251,7 @@ func migrateUnits(ctx context.Context, conn *gorm.DB, dialect string) error {
 // cancellation does: a unit not running is cancelled at once by River; a
 // running one is ended here too, for its runner is gone (its job was
 // failed in tx). A unit already final is left as it is.
-func (s *Store) cancelUnit(ctx context.Context, tx *gorm.DB, id int64) error {
+func (s *base) cancelUnit(ctx context.Context, tx *gorm.DB, id int64) error {
 	if id == 0 {
 		return nil
 	}
@@ -271,7 +271,7 @@ func (s *Store) cancelUnit(ctx context.Context, tx *gorm.DB, id int64) error {
 
 // unitState is expr, an SQL expression of a state's name, as River's state
 // column takes it (PostgreSQL: its enum type).
-func (s *Store) unitState(expr string) string {
+func (s *base) unitState(expr string) string {
 	if s.dialect == Postgres {
 		return "(" + expr + ")::river_job_state"
 	}
@@ -279,7 +279,7 @@ func (s *Store) unitState(expr string) string {
 }
 
 // sqlNow is the database's own clock as River writes its timestamps.
-func (s *Store) sqlNow() string {
+func (s *base) sqlNow() string {
 	if s.dialect == Postgres {
 		return "now()"
 	}
@@ -295,7 +295,7 @@ type runningUnit struct {
 
 // lastRunner is the SQL expression of the replica that took a unit up
 // last.
-func (s *Store) lastRunner() string {
+func (s *base) lastRunner() string {
 	if s.dialect == Postgres {
 		return "attempted_by[array_length(attempted_by, 1)]"
 	}
@@ -308,7 +308,7 @@ func (s *Store) lastRunner() string {
 // River's timeouts, unless this replica started alone); on SQLite, whether
 // it is this process. Without a session (OpenSession), every runner counts
 // as alive.
-func (s *Store) aliveFunc(db *gorm.DB) (func(runner string) bool, error) {
+func (s *base) aliveFunc(db *gorm.DB) (func(runner string) bool, error) {
 	se := s.session
 	if se == nil {
 		return func(string) bool { return true }, nil
@@ -336,15 +336,14 @@ func (s *Store) aliveFunc(db *gorm.DB) (func(runner string) bool, error) {
 	}, nil
 }
 
-// ReleaseDeadUnits makes the units of kind that a dead replica was
-// running (its session ended: ReleaseDeadUnits asks the database, not a
-// timeout) available again at once, for any replica's worker, as River's
+// releaseDeadUnits makes the units of kind that a dead replica was
+// running (its session ended: it asks the database, not a timeout) available again at once, for any replica's worker, as River's
 // rescuer would after their timeout: each dead run counts as an attempt,
 // and a unit past its attempts is discarded (the kind's sweep then deals
 // with its work). Job starts that hold a running job are left to LostJobs
 // (the job fails). It returns how many units it released. A unit taken up
 // again meanwhile is left alone.
-func (s *Store) ReleaseDeadUnits(ctx context.Context, kind string) (int64, error) {
+func (s *base) releaseDeadUnits(ctx context.Context, kind string) (int64, error) {
 	db := s.db.WithContext(ctx)
 	alive, err := s.aliveFunc(db)
 	if err != nil {
@@ -380,10 +379,31 @@ const reasonRunnerDead = "the replica running the unit stopped (its database ses
 
 // appendUnitError is the SQL that appends an error record, as River keeps
 // them (at, attempt, error, trace), with the error as the first parameter.
-func (s *Store) appendUnitError() string {
+func (s *base) appendUnitError() string {
 	if s.dialect == Postgres {
 		return "array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt, 'error', ?::text, 'trace', ''))"
 	}
 	return "jsonb(json_insert(json(coalesce(errors, jsonb('[]'))), '$[#]', " +
 		"json_object('at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'attempt', attempt, 'error', ?, 'trace', '')))"
+}
+
+// ReleaseDeadUnits makes the job starts that a dead replica was running
+// available again, but those that hold a running job, which LostJobs
+// finds (releaseDeadUnits); it returns how many it released.
+func (s Jobs) ReleaseDeadUnits(ctx context.Context) (int64, error) {
+	return s.releaseDeadUnits(ctx, patent.KindJobStart)
+}
+
+// ReleaseDeadUnits makes the scheduled runs that a dead replica was
+// running available again (releaseDeadUnits); it returns how many it
+// released.
+func (s Tracking) ReleaseDeadUnits(ctx context.Context) (int64, error) {
+	return s.releaseDeadUnits(ctx, patent.KindScheduledRun)
+}
+
+// ReleaseDeadUnits makes the delivery attempts that a dead replica was
+// running available again (releaseDeadUnits); it returns how many it
+// released.
+func (s Deliveries) ReleaseDeadUnits(ctx context.Context) (int64, error) {
+	return s.releaseDeadUnits(ctx, patent.KindDelivery)
 }

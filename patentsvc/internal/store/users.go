@@ -44,7 +44,7 @@ var ErrRefreshReused = patent.ErrTokenReplayed
 // row wins, which holds under concurrency on both dialects (on PostgreSQL
 // a concurrent claim waits for the first one's transaction and then does
 // nothing). Returns patent.ErrConflict for an email already registered.
-func (s *Store) CreateUser(ctx context.Context, email string, passwordHash []byte) (patent.User, error) {
+func (s Users) CreateUser(ctx context.Context, email string, passwordHash []byte) (patent.User, error) {
 	row := userRow{Email: email, PasswordHash: passwordHash, Role: string(patent.RoleUser)}
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		claim := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&adminClaimRow{ID: 1, ClaimedAt: utc(s.now())})
@@ -63,7 +63,7 @@ func (s *Store) CreateUser(ctx context.Context, email string, passwordHash []byt
 }
 
 // UserByID returns the user, or patent.ErrNotFound.
-func (s *Store) UserByID(ctx context.Context, id int64) (patent.User, error) {
+func (s Users) UserByID(ctx context.Context, id int64) (patent.User, error) {
 	var row userRow
 	if err := s.db.WithContext(ctx).Take(&row, id).Error; err != nil {
 		return patent.User{}, fmt.Errorf("user %d: %w", id, translate(err, patent.ErrNotFound, patent.ErrConflict))
@@ -73,7 +73,7 @@ func (s *Store) UserByID(ctx context.Context, id int64) (patent.User, error) {
 
 // UserByEmail returns the user with this (lowercased) email, or
 // patent.ErrNotFound.
-func (s *Store) UserByEmail(ctx context.Context, email string) (patent.User, error) {
+func (s Users) UserByEmail(ctx context.Context, email string) (patent.User, error) {
 	var row userRow
 	if err := s.db.WithContext(ctx).Where("email = ?", email).Take(&row).Error; err != nil {
 		return patent.User{}, fmt.Errorf("user by email: %w", translate(err, patent.ErrNotFound, patent.ErrConflict))
@@ -82,7 +82,7 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (patent.User, err
 }
 
 // ListUsers returns every user, oldest first.
-func (s *Store) ListUsers(ctx context.Context) ([]patent.User, error) {
+func (s Users) ListUsers(ctx context.Context) ([]patent.User, error) {
 	var rows []userRow
 	if err := s.db.WithContext(ctx).Order("id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
@@ -98,7 +98,7 @@ func (s *Store) ListUsers(ctx context.Context) ([]patent.User, error) {
 // admin returns patent.ErrLastAdmin; an unknown user patent.ErrNotFound.
 // Role changes are serialised, so two admins demoting each other at once
 // cannot leave none.
-func (s *Store) SetRole(ctx context.Context, id int64, role patent.Role) (patent.User, error) {
+func (s Users) SetRole(ctx context.Context, id int64, role patent.Role) (patent.User, error) {
 	var row userRow
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		if err := s.lockKey(tx, lockAdmins); err != nil {
@@ -126,7 +126,7 @@ func (s *Store) SetRole(ctx context.Context, id int64, role patent.Role) (patent
 // It returns patent.ErrNotFound for an unknown user and
 // patent.ErrLastAdmin for the last admin (counted under the admins' lock,
 // in the same transaction).
-func (s *Store) DeleteUser(ctx context.Context, id int64) error {
+func (s Users) DeleteUser(ctx context.Context, id int64) error {
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		if err := s.lockKey(tx, lockAdmins); err != nil {
 			return err
@@ -171,7 +171,7 @@ func (refreshTokenRow) TableName() string { return "refresh_tokens" }
 
 // SaveRefreshToken records an issued refresh token so that it can be
 // exchanged exactly once.
-func (s *Store) SaveRefreshToken(ctx context.Context, jti string, userID int64, expiresAt time.Time) error {
+func (s Users) SaveRefreshToken(ctx context.Context, jti string, userID int64, expiresAt time.Time) error {
 	row := refreshTokenRow{JTI: jti, UserID: userID, ExpiresAt: utc(expiresAt)}
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("save refresh token: %w", translate(err, patent.ErrNotFound, patent.ErrConflict))
@@ -183,7 +183,7 @@ func (s *Store) SaveRefreshToken(ctx context.Context, jti string, userID int64, 
 // user. A token used before returns ErrRefreshReused, after revoking every
 // refresh token of that user (someone holds a stolen copy); an unknown or
 // expired one returns patent.ErrNotFound.
-func (s *Store) UseRefreshToken(ctx context.Context, jti string) (int64, error) {
+func (s Users) UseRefreshToken(ctx context.Context, jti string) (int64, error) {
 	now := utc(s.now())
 	var userID int64
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
@@ -226,7 +226,7 @@ func (s *Store) UseRefreshToken(ctx context.Context, jti string) (int64, error) 
 // marked used. The marking can miss a refresh token saved concurrently (a
 // racing exchange of the replayed token); that one carries the old version,
 // so auth refuses it all the same.
-func (s *Store) revokeTokens(ctx context.Context, userID int64, now time.Time) error {
+func (s *base) revokeTokens(ctx context.Context, userID int64, now time.Time) error {
 	return s.inTx(ctx, func(tx *gorm.DB) error {
 		if err := tx.Model(&refreshTokenRow{}).Where("user_id = ? AND used_at IS NULL", userID).
 			Update("used_at", now).Error; err != nil {
@@ -239,7 +239,7 @@ func (s *Store) revokeTokens(ctx context.Context, userID int64, now time.Time) e
 
 // PruneRefreshTokens deletes refresh tokens that expired before now and
 // returns how many.
-func (s *Store) PruneRefreshTokens(ctx context.Context) (int64, error) {
+func (s Users) PruneRefreshTokens(ctx context.Context) (int64, error) {
 	res := s.db.WithContext(ctx).Where("expires_at <= ?", utc(s.now())).Delete(&refreshTokenRow{})
 	if res.Error != nil {
 		return 0, fmt.Errorf("prune refresh tokens: %w", res.Error)

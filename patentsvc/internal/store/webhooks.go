@@ -48,7 +48,7 @@ func utcPtr(t *time.Time) *time.Time {
 // insertDeliveries stores new deliveries, pending and due now, and queues
 // the unit that attempts each, in tx: the caller's transaction, which also
 // stores the event that causes them.
-func (s *Store) insertDeliveries(ctx context.Context, tx *gorm.DB, ds []patent.Delivery) error {
+func (s *base) insertDeliveries(ctx context.Context, tx *gorm.DB, ds []patent.Delivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -74,7 +74,7 @@ func (s *Store) insertDeliveries(ctx context.Context, tx *gorm.DB, ds []patent.D
 
 // Delivery returns delivery id (its payload and URL included), or
 // patent.ErrNotFound.
-func (s *Store) Delivery(ctx context.Context, id string) (patent.Delivery, error) {
+func (s Deliveries) Delivery(ctx context.Context, id string) (patent.Delivery, error) {
 	var row deliveryRow
 	if err := s.db.WithContext(ctx).Take(&row, "id = ?", id).Error; err != nil {
 		return patent.Delivery{}, fmt.Errorf("webhook delivery %s: %w", id, translate(err, patent.ErrNotFound, patent.ErrConflict))
@@ -89,7 +89,7 @@ var ErrDeliveryEnded = fmt.Errorf("webhook delivery no longer pending: %w", pate
 
 // RecordAttempt records the outcome of an attempt at pending delivery id.
 // Returns ErrDeliveryEnded when it is no longer pending.
-func (s *Store) RecordAttempt(ctx context.Context, id string, a patent.Attempt) error {
+func (s Deliveries) RecordAttempt(ctx context.Context, id string, a patent.Attempt) error {
 	values := map[string]any{"status": a.Status, "attempts": gorm.Expr("attempts + 1"),
 		"last_status_code": nil, "last_error": nil, "next_attempt_at": nil}
 	if a.StatusCode != 0 {
@@ -119,7 +119,7 @@ func (s *Store) RecordAttempt(ctx context.Context, id string, a patent.Attempt) 
 // unit is no longer alive (River gave it up after its runs' processes died
 // or failed, or an operator cancelled it) fails with reason, so an admin
 // can retry it. It returns how many it queued and failed.
-func (s *Store) SweepDeliveries(ctx context.Context, reason string) (queued, failed int64, err error) {
+func (s Deliveries) SweepDeliveries(ctx context.Context, reason string) (queued, failed int64, err error) {
 	err = s.inTx(ctx, func(tx *gorm.DB) error {
 		var ids []string
 		if err := tx.Model(&deliveryRow{}).Where("status = ? AND unit_id IS NULL", patent.DeliveryPending).Pluck("id", &ids).Error; err != nil {
@@ -149,7 +149,7 @@ func (s *Store) SweepDeliveries(ctx context.Context, reason string) (queued, fai
 // ListDeliveries returns a page of deliveries (f.Status, or all), newest
 // first (ties broken by id, descending); next is empty on the last page.
 // A cursor that does not decode starts from the newest.
-func (s *Store) ListDeliveries(ctx context.Context, f patent.DeliveryFilter, limit int, after string) ([]patent.Delivery, string, error) {
+func (s Deliveries) ListDeliveries(ctx context.Context, f patent.DeliveryFilter, limit int, after string) ([]patent.Delivery, string, error) {
 	q := s.db.WithContext(ctx).Model(&deliveryRow{}).Omit("payload", "url")
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
@@ -185,7 +185,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f patent.DeliveryFilter, lim
 // failed (pending: it is retried already; delivered: it arrived, and
 // sending it again would be a duplicate) or whose last attempt's unit has
 // not ended yet (a moment after the failure was recorded).
-func (s *Store) RetryDelivery(ctx context.Context, id string) (patent.Delivery, error) {
+func (s Deliveries) RetryDelivery(ctx context.Context, id string) (patent.Delivery, error) {
 	var row deliveryRow
 	err := s.inTx(ctx, func(tx *gorm.DB) error {
 		if err := tx.Take(&row, "id = ?", id).Error; err != nil {
@@ -216,7 +216,7 @@ func (s *Store) RetryDelivery(ctx context.Context, id string) (patent.Delivery, 
 }
 
 // PendingDeliveries counts the deliveries not yet delivered or failed.
-func (s *Store) PendingDeliveries(ctx context.Context) (int64, error) {
+func (s Deliveries) PendingDeliveries(ctx context.Context) (int64, error) {
 	var n int64
 	if err := s.db.WithContext(ctx).Model(&deliveryRow{}).Where("status = ?", patent.DeliveryPending).Count(&n).Error; err != nil {
 		return 0, fmt.Errorf("count pending webhook deliveries: %w", err)
@@ -227,7 +227,7 @@ func (s *Store) PendingDeliveries(ctx context.Context) (int64, error) {
 // PruneDeliveries deletes the deliveries delivered before delivered and
 // those that failed (for good) and were created before failed, and returns
 // how many.
-func (s *Store) PruneDeliveries(ctx context.Context, delivered, failed time.Time) (int64, error) {
+func (s Deliveries) PruneDeliveries(ctx context.Context, delivered, failed time.Time) (int64, error) {
 	res := s.db.WithContext(ctx).
 		Where("(status = ? AND delivered_at < ?) OR (status = ? AND created_at < ?)",
 			patent.DeliveryDelivered, utc(delivered), patent.DeliveryFailed, utc(failed)).

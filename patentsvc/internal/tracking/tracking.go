@@ -25,7 +25,7 @@ import (
 )
 
 // Store is the tracked companies, their runs and their alerts;
-// *store.Store implements it.
+// store.Tracking implements it.
 type Store interface {
 	// ListTracked returns the tracked companies in the order they were
 	// added.

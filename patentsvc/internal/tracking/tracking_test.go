@@ -25,7 +25,7 @@ func clock() time.Time { return now }
 // the company tracked already; untracking cancels the run.
 func TestTrackQueuesTheFirstRunAtOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		tr := tracking.New(st, clock)
+		tr := tracking.New(st.Tracking(), clock)
 		sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled})
 		ctx := trace.ContextWithSpanContext(context.Background(), sc)
 

@@ -7,7 +7,7 @@ import (
 )
 
 // AdminStore is what admins read and change of the stored deliveries;
-// *store.Store implements it.
+// store.Deliveries implements it.
 type AdminStore interface {
 	// ListDeliveries returns a page of the deliveries f selects, newest
 	// first, and the next page's cursor ("" on the last).

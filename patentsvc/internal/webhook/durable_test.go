@@ -27,7 +27,7 @@ import (
 func durable(tb testing.TB, dialect, dsn string, urls []string, schedule []time.Duration, timeout time.Duration) (*store.Store, *queue.Queue, *webhook.Dispatcher) {
 	tb.Helper()
 	st := storetest.OpenAt(tb, dialect, dsn, time.Now)
-	d := webhook.New(context.Background(), webhook.Config{URLs: urls, Secret: whsecSecret, Timeout: timeout, Schedule: schedule}, st, nil)
+	d := webhook.New(context.Background(), webhook.Config{URLs: urls, Secret: whsecSecret, Timeout: timeout, Schedule: schedule}, st.Deliveries(), nil)
 	q := storetest.NewQueue(tb, st, dsn, queue.Config{DeliveryWorkers: webhook.Workers, DeliveryTimeout: timeout + webhook.UnitMargin},
 		queue.Workers{Deliveries: d})
 	storetest.StartQueue(tb, q)
@@ -45,7 +45,7 @@ func eachDurable(t *testing.T, fn func(t *testing.T, dialect, dsn string)) {
 // transaction, as the scheduler does (its id reserved first).
 func raise(tb testing.TB, st *store.Store, d *webhook.Dispatcher, n int) patent.Alert {
 	tb.Helper()
-	ids, err := st.ReserveAlertIDs(context.Background(), 1)
+	ids, err := st.Tracking().ReserveAlertIDs(context.Background(), 1)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func raise(tb testing.TB, st *store.Store, d *webhook.Dispatcher, n int) patent.
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if a, err = st.CreateAlert(context.Background(), a, ds); err != nil {
+	if a, err = st.Tracking().CreateAlert(context.Background(), a, ds); err != nil {
 		tb.Fatal(err)
 	}
 	return a
@@ -64,7 +64,7 @@ func raise(tb testing.TB, st *store.Store, d *webhook.Dispatcher, n int) patent.
 // listed returns every delivery, newest first.
 func listed(tb testing.TB, st *store.Store) []patent.Delivery {
 	tb.Helper()
-	items, _, err := st.ListDeliveries(context.Background(), patent.DeliveryFilter{}, 500, "")
+	items, _, err := st.Deliveries().ListDeliveries(context.Background(), patent.DeliveryFilter{}, 500, "")
 	if err != nil {
 		tb.Fatal(err)
 	}

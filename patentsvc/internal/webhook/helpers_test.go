@@ -98,7 +98,7 @@ func (m *memStore) RecordAttempt(_ context.Context, id string, a patent.Attempt)
 
 func (m *memStore) SweepDeliveries(context.Context, string) (int64, int64, error) { return 0, 0, nil }
 
-func (m *memStore) ReleaseDeadUnits(context.Context, string) (int64, error) { return 0, nil }
+func (m *memStore) ReleaseDeadUnits(context.Context) (int64, error) { return 0, nil }
 
 func (m *memStore) PendingDeliveries(context.Context) (int64, error) {
 	m.mu.Lock()

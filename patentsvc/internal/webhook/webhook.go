@@ -83,7 +83,7 @@ type Field struct{ Label, Value string }
 // ""), then Note.
 type Link struct{ Text, URL, Note string }
 
-// Store keeps the deliveries; *store.Store implements it.
+// Store keeps the deliveries; store.Deliveries implements it.
 type Store interface {
 	// Delivery returns a delivery, or patent.ErrNotFound.
 	Delivery(ctx context.Context, id string) (patent.Delivery, error)
@@ -93,9 +93,9 @@ type Store interface {
 	// SweepDeliveries gives the pending deliveries without a unit one, and
 	// fails those whose unit the queue gave up.
 	SweepDeliveries(ctx context.Context, reason string) (queued, failed int64, err error)
-	// ReleaseDeadUnits makes the units of a kind that dead replicas were
+	// ReleaseDeadUnits makes the units of its kind that dead replicas were
 	// running available again.
-	ReleaseDeadUnits(ctx context.Context, kind string) (int64, error)
+	ReleaseDeadUnits(ctx context.Context) (int64, error)
 	PendingDeliveries(ctx context.Context) (int64, error)
 	PruneDeliveries(ctx context.Context, delivered, failed time.Time) (int64, error)
 }
@@ -276,7 +276,7 @@ const reasonOrphaned = "the processes attempting the delivery stopped or failed 
 // webhook-id (its session ended, so it is known dead); a pending delivery
 // without a unit gets one; one whose unit the queue gave up fails.
 func (d *Dispatcher) Sweep(ctx context.Context) {
-	n, err := d.store.ReleaseDeadUnits(ctx, patent.KindDelivery)
+	n, err := d.store.ReleaseDeadUnits(ctx)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		d.logger.Warn("releasing the webhook attempts of dead replicas failed", "err", err.Error())

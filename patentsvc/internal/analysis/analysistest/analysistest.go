@@ -194,10 +194,10 @@ func (w *World) Analyzer(logger *slog.Logger) *analysis.Analyzer {
 	search := serpapi.NewClient(w.Serp.BaseURL(), "test-serpapi-key", 5*time.Second, 1, logger)
 	model := llm.NewClient(w.LLM.BaseURL(), "test-llm-key", 5*time.Second, 1, w.Caches.MaxAnswerBytes, logger)
 	return analysis.New(cfg,
-		analysis.CachedSearch(search, w.Store, w.Caches, logger),
-		analysis.CachedCompletions(model, w.Store, w.Caches, logger),
+		analysis.CachedSearch(search, w.Store.Caches(), w.Caches, logger),
+		analysis.CachedCompletions(model, w.Store.Caches(), w.Caches, logger),
 		pdfstore.NewDownloader([]string{"127.0.0.1"}, 30<<20, 10*time.Second, 1, logger),
-		w.Blobs, extract, w.Store, logger, time.Now)
+		w.Blobs, extract, w.Store.Analyses(), logger, time.Now)
 }
 
 // Company registers a company whose search returns n recent patents, each
@@ -245,7 +245,7 @@ func Analyses(tb testing.TB, st *store.Store) []patent.AnalysisRecord {
 	var all []patent.AnalysisRecord
 	cursor := ""
 	for {
-		page, next, err := st.ListAnalyses(tb.Context(), "", 200, cursor)
+		page, next, err := st.Analyses().ListAnalyses(tb.Context(), "", 200, cursor)
 		if err != nil {
 			tb.Fatal(err)
 		}

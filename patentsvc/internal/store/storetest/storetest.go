@@ -266,5 +266,5 @@ func SetUnitRunning(tb testing.TB, s *store.Store, id int64, runner string, atte
 // Track starts tracking name on s as the tracking core does: its first run
 // due at at, queued with it.
 func Track(ctx context.Context, s *store.Store, name patent.CompanyName, at time.Time) (patent.TrackedCompany, error) {
-	return s.CreateTracked(ctx, name, patent.ScheduledRun{DueAt: at, CompanyName: name.String()})
+	return s.Tracking().CreateTracked(ctx, name, patent.ScheduledRun{DueAt: at, CompanyName: name.String()})
 }
