@@ -1,7 +1,9 @@
 // Package pdf finds the sections of a patent PDF: the abstract, the
 // numbered claims, the summary and the detailed description. It is pure Go
-// (no cgo), on top of github.com/ledongthuc/pdf; only the OCR of scans
-// without a text layer runs an external program, tesseract (Extractor).
+// (no cgo), on top of pdf/lpdf, the copy of github.com/ledongthuc/pdf kept
+// in the tree with our patches that bound what a document costs (its
+// README.md lists them); only the OCR of scans without a text layer runs
+// an external program, tesseract (Extractor).
 //
 // Extract reads each page's content stream itself (with the library's
 // Interpret), placing every shown string on the page, then rebuilds lines
