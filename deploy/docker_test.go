@@ -1,18 +1,15 @@
 package deploy_test
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path"
@@ -21,11 +18,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/testkit/service"
 	"github.com/moby/patternmatcher"
 	"github.com/moby/patternmatcher/ignorefile"
 	corev1 "k8s.io/api/core/v1"
@@ -881,7 +877,7 @@ func checkStatic(t *testing.T, bin string) {
 // closedPort returns a TCP port nothing listens on right now, for a
 // setting that must point at nothing (an upstream that is down). Nothing
 // binds it: a service under test takes a port of the kernel's (PORT=0,
-// listeningPort), never one chosen before (issue 27).
+// service.Exec), never one chosen before (issue 27).
 func closedPort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -892,24 +888,6 @@ func closedPort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's output and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runService starts bin serve-mode with exactly env (nothing inherited)
 // and PORT=0 in dir, reads the port it took from its start-up line, waits
 // until every path answers 200 on it, then sends SIGTERM and requires exit
@@ -918,96 +896,13 @@ func runService(t *testing.T, bin, dir string, env map[string]string, paths []st
 	t.Helper()
 	cmd := exec.Command(bin)
 	cmd.Dir = dir
+	cmd.Env = []string{} // not nil: nothing inherited
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.Env = append(cmd.Env, "PORT=0") // last: it wins
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("output of %s:\n%s", filepath.Base(bin), out.String())
-		}
-	}()
-
-	port := listeningPort(t, filepath.Base(bin), &out, exited, 30*time.Second)
-	client := &http.Client{Timeout: 2 * time.Second}
-	for _, p := range paths {
-		url := "http://127.0.0.1:" + port + p
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			resp, err := client.Get(url)
-			if err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
-				err = fmt.Errorf("status %d", resp.StatusCode)
-			}
-			select {
-			case werr := <-exited:
-				t.Fatalf("%s exited before GET %s answered 200: %v", filepath.Base(bin), p, werr)
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("GET %s: %v, want 200", url, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("after SIGTERM: %v, want exit status 0", err)
-		}
-	case <-time.After(grace):
-		t.Fatalf("still running %v after SIGTERM", grace)
-	}
-}
-
-// listeningPort waits, at most within, for the start-up line
-// {"msg":"http server listening","addr":"[::]:NNNNN"} of a service started
-// with PORT=0 in its output and returns the port it names: the kernel
-// picked it, so no other process can take it between choosing and binding
-// it (issue 27). It fails the test when the process exits first (exited
-// delivers its Wait) or the line does not come; runService then logs the
-// output.
-func listeningPort(t *testing.T, name string, out *syncBuffer, exited <-chan error, within time.Duration) string {
-	t.Helper()
-	deadline := time.After(within)
-	for {
-		for line := range strings.Lines(out.String()) {
-			var l struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &l) != nil || l.Msg != "http server listening" {
-				continue
-			}
-			_, port, err := net.SplitHostPort(l.Addr)
-			if err != nil {
-				t.Fatalf("%s: start-up line %s: %v", name, strings.TrimSpace(line), err)
-			}
-			return port
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("%s exited before listening: %v", name, err)
-		case <-deadline:
-			t.Fatalf("%s: no \"http server listening\" line (INFO: LOG_LEVEL must let it through) within %v", name, within)
-		case <-time.After(20 * time.Millisecond):
-		}
+	s := service.Exec(t, cmd, service.Options{Ready: paths, StartWithin: time.Minute, StopWithin: grace})
+	if err := s.Stop(); err != nil {
+		t.Fatalf("%s after SIGTERM: %v, want exit status 0\n%s", filepath.Base(bin), err, s.Logs)
 	}
 }
 

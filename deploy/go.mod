@@ -3,6 +3,7 @@ module github.com/gatewayapis/deploy
 go 1.26.8
 
 require (
+	github.com/gatewayapis/testkit v0.0.0
 	github.com/moby/patternmatcher v0.6.1
 	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2
 	k8s.io/api v0.37.2
@@ -55,3 +56,5 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+replace github.com/gatewayapis/testkit => ../testkit

@@ -7,16 +7,25 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gatewayapis/shared/graceful"
 )
 
+// TestServeDrainsInFlight: a request in flight when the context ends,
+// which finishes only once the shutdown has begun, gets its answer, and
+// Serve returns nil after it.
 func TestServeDrainsInFlight(t *testing.T) {
 	started := make(chan struct{})
+	shuttingDown := make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(started)
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-shuttingDown:
+		case <-r.Context().Done(): // the connection closed: no drain
+			return
+		}
 		io.WriteString(w, "done")
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -25,6 +34,7 @@ func TestServeDrainsInFlight(t *testing.T) {
 	}
 	logger := slog.New(slog.DiscardHandler)
 	srv := graceful.NewServer(h, logger, 5*time.Second)
+	srv.RegisterOnShutdown(func() { close(shuttingDown) })
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	drain, stop := graceful.DrainContext(ctx, 5*time.Second)
@@ -137,23 +147,36 @@ func TestRunSignal(t *testing.T) {
 	}
 }
 
+// TestDrainContext: the drain context outlives its parent by the timeout
+// exactly (on synctest's clock), however long the parent lived, and stop
+// ends it at once.
 func TestDrainContext(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	drain, stop := graceful.DrainContext(ctx, 50*time.Millisecond)
-	defer stop()
-	select {
-	case <-drain.Done():
-		t.Fatal("drain ended before its parent")
-	case <-time.After(20 * time.Millisecond):
-	}
-	began := time.Now()
-	cancel()
-	select {
-	case <-drain.Done():
-		if d := time.Since(began); d < 40*time.Millisecond {
-			t.Errorf("drain ended %v after its parent, want about the timeout", d)
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		drain, stop := graceful.DrainContext(ctx, 50*time.Millisecond)
+		defer stop()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if drain.Err() != nil {
+			t.Fatal("drain ended before its parent")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("drain never ended")
-	}
+		cancel()
+		time.Sleep(50*time.Millisecond - time.Nanosecond)
+		synctest.Wait()
+		if drain.Err() != nil {
+			t.Fatal("drain ended before its timeout after the parent")
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if drain.Err() == nil {
+			t.Fatal("drain still open its timeout after the parent ended")
+		}
+
+		drain, stop = graceful.DrainContext(t.Context(), time.Hour)
+		stop()
+		synctest.Wait()
+		if drain.Err() == nil {
+			t.Error("drain still open after stop")
+		}
+	})
 }

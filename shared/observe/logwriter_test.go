@@ -1,16 +1,17 @@
 package observe_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gatewayapis/shared/observe"
+	"github.com/gatewayapis/testkit/syncbuf"
 )
 
 // recorder is an output that keeps each Write it gets.
@@ -66,43 +67,54 @@ func TestLogWriterBatches(t *testing.T) {
 	}
 }
 
+// TestLogWriterFlushesAfterInterval: lines that do not fill the buffer go
+// out together once the interval has passed since the first, not before
+// (on synctest's clock).
 func TestLogWriterFlushesAfterInterval(t *testing.T) {
-	out := &recorder{}
-	lw := observe.NewLogWriter(out, 1<<10, 10*time.Millisecond)
-	defer lw.Close()
-	logger := slog.New(slog.NewJSONHandler(lw, nil))
-	logger.Info("one")
-	logger.Info("two")
-	deadline := time.Now().Add(5 * time.Second)
-	for len(out.got()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	got := out.got()
-	if len(got) != 1 || strings.Count(got[0], "\n") != 2 || !strings.Contains(got[0], `"msg":"one"`) || !strings.Contains(got[0], `"msg":"two"`) {
-		t.Fatalf("output = %q, want both lines in one write", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		out := &recorder{}
+		lw := observe.NewLogWriter(out, 1<<10, 10*time.Millisecond)
+		defer lw.Close()
+		logger := slog.New(slog.NewJSONHandler(lw, nil))
+		logger.Info("one")
+		logger.Info("two")
+		time.Sleep(10*time.Millisecond - time.Nanosecond)
+		synctest.Wait()
+		if got := out.got(); len(got) != 0 {
+			t.Fatalf("output before the interval = %q, want nothing yet", got)
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		got := out.got()
+		if len(got) != 1 || strings.Count(got[0], "\n") != 2 || !strings.Contains(got[0], `"msg":"one"`) || !strings.Contains(got[0], `"msg":"two"`) {
+			t.Fatalf("output = %q, want both lines in one write", got)
+		}
+	})
 }
 
+// TestLogWriterErrors: a write straight through a failing output fails;
+// a timed flush that fails is remembered, and Close returns it.
 func TestLogWriterErrors(t *testing.T) {
-	out := &recorder{err: errors.New("disk full")}
-	lw := observe.NewLogWriter(out, 8, time.Millisecond)
-	if _, err := lw.Write([]byte("0123456789")); err == nil {
-		t.Error("Write straight through a failing output: nil error")
-	}
-	lw.Write([]byte("abc"))
-	time.Sleep(20 * time.Millisecond) // the timed flush fails and is remembered
-	if err := lw.Close(); err == nil {
-		t.Error("Close after a failed timed flush: nil error")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		out := &recorder{err: errors.New("disk full")}
+		lw := observe.NewLogWriter(out, 8, time.Millisecond)
+		if _, err := lw.Write([]byte("0123456789")); err == nil {
+			t.Error("Write straight through a failing output: nil error")
+		}
+		lw.Write([]byte("abc"))
+		time.Sleep(time.Millisecond) // the timed flush fails and is remembered
+		synctest.Wait()
+		if err := lw.Close(); err == nil {
+			t.Error("Close after a failed timed flush: nil error")
+		}
+	})
 }
 
 // TestLogWriterConcurrentLines checks that lines written at once from many
 // goroutines arrive whole, each once.
 func TestLogWriterConcurrentLines(t *testing.T) {
-	var buf bytes.Buffer
-	var mu sync.Mutex
-	out := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
-	lw := observe.NewLogWriter(out, 256, time.Millisecond)
+	var out syncbuf.Buffer
+	lw := observe.NewLogWriter(&out, 256, time.Millisecond)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -114,7 +126,7 @@ func TestLogWriterConcurrentLines(t *testing.T) {
 	wg.Wait()
 	lw.Close()
 	seen := map[string]bool{}
-	for _, l := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
 		if seen[l] || !strings.HasPrefix(l, "line ") {
 			t.Fatalf("line %q twice or broken", l)
 		}
@@ -124,10 +136,6 @@ func TestLogWriterConcurrentLines(t *testing.T) {
 		t.Fatalf("%d lines arrived, want 1600", len(seen))
 	}
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func equal(a, b []string) bool {
 	return strings.Join(a, "\x00") == strings.Join(b, "\x00") && len(a) == len(b)

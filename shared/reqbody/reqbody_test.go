@@ -2,7 +2,6 @@ package reqbody_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/gatewayapis/shared/httperr"
 	"github.com/gatewayapis/shared/reqbody"
 	"github.com/gatewayapis/shared/reqbody/reqbodytest"
+	"github.com/gatewayapis/testkit/syncbuf"
 )
 
 // serve runs an Echo server as the services build theirs (httperr's
@@ -31,9 +30,9 @@ import (
 // as a service refuses a body it cannot use (400 BAD_REQUEST); a failed
 // read goes back as a 500 from both, as a careless handler would return
 // it.
-func serve(t *testing.T) (string, *lockedWriter) {
+func serve(t *testing.T) (string, *syncbuf.Buffer) {
 	t.Helper()
-	logs := &lockedWriter{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	e := echo.New()
 	e.HTTPErrorHandler = httperr.NewHandler(logger, nil, func(c echo.Context, e *httperr.Error) error {
@@ -70,23 +69,6 @@ func serve(t *testing.T) (string, *lockedWriter) {
 		stop()
 	})
 	return ln.Addr().String(), logs
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func TestHostileBodies(t *testing.T) {

@@ -1,30 +1,17 @@
 package supervise_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gatewayapis/devstack/internal/supervise"
+	"github.com/gatewayapis/testkit/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for the supervisor's writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func sh(name, script string) supervise.Service {
 	return supervise.Service{Name: name, Path: "/bin/sh", Args: []string{"-c", script}, Env: []string{"GREETING=hello"}}
@@ -34,12 +21,19 @@ func sh(name, script string) supervise.Service {
 // own error line, and the other, which would run for a minute, is
 // stopped.
 func TestOneStopsAll(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	start := time.Now()
-	up := filepath.Join(t.TempDir(), "up") // long is ready for SIGTERM
+	// long says, through a FIFO that broken waits on, that it is ready for
+	// SIGTERM (its sleep started; SIGKILL for the sleep, which a sleep
+	// signalled between fork and exec cannot miss as it can TERM); broken
+	// fails only then.
+	up := filepath.Join(t.TempDir(), "up")
+	if err := syscall.Mkfifo(up, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	err := supervise.Run(context.Background(), &out, []supervise.Service{
-		sh("long", `trap 'echo stopping; kill $!; exit 0' TERM; echo "$GREETING from long"; touch `+up+`; sleep 60 & wait`),
-		sh("broken", `while [ ! -e `+up+` ]; do sleep 0.05; done; echo "listen on port 8081: address already in use" >&2; exit 1`),
+		sh("long", `trap 'echo stopping; kill -KILL $!; exit 0' TERM; echo "$GREETING from long"; sleep 60 & echo ready > `+up+`; wait`),
+		sh("broken", `read ready < `+up+`; echo "listen on port 8081: address already in use" >&2; exit 1`),
 	}, nil)
 	var ee *supervise.ExitError
 	if !errors.As(err, &ee) {
@@ -62,19 +56,23 @@ func TestOneStopsAll(t *testing.T) {
 // TestStopOnCancel: ending the context stops every service and Run
 // returns nil.
 func TestStopOnCancel(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
 		done <- supervise.Run(ctx, &out, []supervise.Service{
-			sh("a", `trap 'echo a stops; kill $!; exit 0' TERM; echo up; sleep 60 & wait`),
-			sh("b", `trap 'echo b stops; kill $!; exit 0' TERM; echo up; sleep 60 & wait`),
+			// up once the sleep is started; SIGKILL for it, which a sleep
+			// signalled between fork and exec cannot miss as it can TERM.
+			sh("a", `trap 'echo a stops; kill -KILL $!; exit 0' TERM; sleep 60 & echo up; wait`),
+			sh("b", `trap 'echo b stops; kill -KILL $!; exit 0' TERM; sleep 60 & echo up; wait`),
 		}, func() { close(ready) })
 	}()
 	<-ready
-	for !strings.Contains(out.String(), "a | up") || !strings.Contains(out.String(), "b | up") {
-		time.Sleep(20 * time.Millisecond)
+	upCtx, upCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer upCancel()
+	if text, err := out.WaitFor(upCtx, func(s string) bool { return strings.Contains(s, "a | up") && strings.Contains(s, "b | up") }); err != nil {
+		t.Fatalf("the services never said up: %v\n%s", err, text)
 	}
 	cancel()
 	select {

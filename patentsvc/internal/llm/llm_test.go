@@ -22,6 +22,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/llm"
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
 	"github.com/gatewayapis/patentsvc/internal/patent"
+	"github.com/gatewayapis/testkit/syncbuf"
 )
 
 // testKey looks like an OpenRouter key; no error or log line may show it.
@@ -921,24 +922,6 @@ func TestErrorMessageCut(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestErrorsOmitSecrets: no failure's text, and no log line, contains the
 // API key, the upstream's address or the request URL, even when the
 // gateway echoes the key.
@@ -997,7 +980,7 @@ func TestErrorsOmitSecrets(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			u := tt.setup(t)
-			var logs syncBuffer
+			var logs syncbuf.Buffer
 			logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			c := llm.NewClient(u.base, testKey, u.timeout, u.retries, 0, logger)
 			llm.SetRetryWaits(c, time.Millisecond, 5*time.Millisecond)

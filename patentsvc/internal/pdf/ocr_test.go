@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -218,33 +219,37 @@ func TestTesseractBounds(t *testing.T) {
 }
 
 // TestExtractOCRConcurrency: however many scans are read at once, at most
-// GOMAXPROCS pages are OCR'd at a time.
+// GOMAXPROCS pages are OCR'd at a time, and as many as that are. On
+// synctest's clock an OCR call's 20 ms pass only once every page that can
+// be in OCR is.
 func TestExtractOCRConcurrency(t *testing.T) {
 	t.Parallel()
 	data := mustReadTestdata(t, scan+".pdf")
-	var mu sync.Mutex
-	running, most := 0, 0
-	ex := pdf.NewExtractor(&fakeOCR{WordsFn: func(context.Context, *image.Gray, int) ([]pdf.Word, error) {
-		mu.Lock()
-		running++
-		most = max(most, running)
-		mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
-		mu.Lock()
-		running--
-		mu.Unlock()
-		return nil, nil
-	}}, "", pdf.DefaultLimits)
-	var wg sync.WaitGroup
-	for range 4 * runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			ex.Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
-		})
-	}
-	wg.Wait()
-	if most < 1 || most > runtime.GOMAXPROCS(0) {
-		t.Errorf("%d pages OCR'd at once, want 1 to GOMAXPROCS (%d)", most, runtime.GOMAXPROCS(0))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		running, most := 0, 0
+		ex := pdf.NewExtractor(&fakeOCR{WordsFn: func(context.Context, *image.Gray, int) ([]pdf.Word, error) {
+			mu.Lock()
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			mu.Lock()
+			running--
+			mu.Unlock()
+			return nil, nil
+		}}, "", pdf.DefaultLimits)
+		var wg sync.WaitGroup
+		for range 4 * runtime.GOMAXPROCS(0) {
+			wg.Go(func() {
+				ex.Extract(context.Background(), bytes.NewReader(data), int64(len(data)))
+			})
+		}
+		wg.Wait()
+		if most != runtime.GOMAXPROCS(0) {
+			t.Errorf("%d pages OCR'd at once, want GOMAXPROCS (%d)", most, runtime.GOMAXPROCS(0))
+		}
+	})
 }
 
 // TestExtractDocumentsAtOnce: an Extractor reads at most GOMAXPROCS

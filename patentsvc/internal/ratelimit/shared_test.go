@@ -1,18 +1,17 @@
 package ratelimit_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/ratelimit"
+	"github.com/gatewayapis/testkit/syncbuf"
 )
 
 // fakeShared is a Shared whose methods are its Fn fields.
@@ -36,19 +35,6 @@ func (f *fakeShared) Prune(ctx context.Context, endpoint string, before time.Tim
 	return f.PruneFn(ctx, endpoint, before)
 }
 
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 const (
 	msgDown = `"msg":"rate-limit store unreachable: each replica enforces its own windows until it answers"`
 	msgUp   = `"msg":"rate-limit store reachable again: the windows are shared across replicas again"`
@@ -56,8 +42,8 @@ const (
 
 var errDown = errors.New("dial tcp: connection refused")
 
-func newCluster(s ratelimit.Shared, timeout time.Duration, clk *clock) (*ratelimit.Cluster, *syncBuffer) {
-	logs := &syncBuffer{}
+func newCluster(s ratelimit.Shared, timeout time.Duration, clk *clock) (*ratelimit.Cluster, *syncbuf.Buffer) {
+	logs := &syncbuf.Buffer{}
 	return ratelimit.NewCluster(s, timeout, slog.New(slog.NewJSONHandler(logs, nil)), clk.Now), logs
 }
 

@@ -1,7 +1,6 @@
 package serpapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/serpapi"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
+	"github.com/gatewayapis/testkit/syncbuf"
 )
 
 // testKey is the API key the tests use; no error or log line may hold it.
@@ -964,24 +964,6 @@ func TestSearchEmptyCompany(t *testing.T) {
 	}
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestSecretsNotInErrorsOrLogs: no failure's text, and no log line, holds
 // the API key, the upstream's address or the request URL.
 func TestSecretsNotInErrorsOrLogs(t *testing.T) {
@@ -1050,7 +1032,7 @@ func TestSecretsNotInErrorsOrLogs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			u := tt.setup(t)
-			var logs syncBuffer
+			var logs syncbuf.Buffer
 			logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			c := serpapi.NewClient(u.base, testKey, u.timeout, u.retries, logger)
 			ctx := t.Context()

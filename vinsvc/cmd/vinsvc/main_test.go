@@ -4,98 +4,32 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/testkit/service"
+	"github.com/gatewayapis/testkit/syncbuf"
 	"github.com/gatewayapis/vinsvc/internal/cache"
 	"github.com/gatewayapis/vinsvc/internal/vpic/vpictest"
 )
 
-// listenLocal opens a listener on 127.0.0.1 on a port the kernel picks,
-// closed when the test ends if the service has not closed it. The service
-// is handed the listener itself (handOver): a port chosen, closed and bound
-// again later can be taken by another process in between (issue 27).
-func listenLocal(t testing.TB) net.Listener {
+// start runs the service as main does, in the test's process, on a
+// loopback listener the test opened and handed over (PORT unused: a port
+// chosen, closed and bound again later can be taken by another process in
+// between, issue 27), and returns its base URL, a function that stops it
+// and returns serve's error, and its log.
+func start(t *testing.T, env map[string]string) (string, func() error, *syncbuf.Buffer) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	return ln
-}
-
-// handOver is serve's listen for a listener the test opened: PORT is not
-// used.
-func handOver(ln net.Listener) func(int) (net.Listener, error) {
-	return func(int) (net.Listener, error) { return ln, nil }
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
-// start runs the service as main does, on a listener of the test's own,
-// and returns its base URL and a function that stops it and returns
-// serve's error.
-func start(t *testing.T, env map[string]string) (string, func() error, *lockedBuffer) {
-	t.Helper()
-	ln := listenLocal(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &lockedBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, handOver(ln), func(k string) string { return env[k] }, logs) }()
-	base := "http://" + ln.Addr().String()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(base + "/livez")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve returned before serving: %v\n%s", err, logs)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("service did not answer /livez within 10s\n%s", logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	var once sync.Once
-	var runErr error
-	stop := func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case runErr = <-done:
-			case <-time.After(30 * time.Second):
-				runErr = fmt.Errorf("serve did not return within 30s of cancel")
-			}
-		})
-		return runErr
-	}
-	t.Cleanup(func() { stop() })
-	return base, stop, logs
+	s := service.Start(t, func(ctx context.Context, ln net.Listener, logs io.Writer) error {
+		return serve(ctx, func(int) (net.Listener, error) { return ln, nil }, func(k string) string { return env[k] }, logs)
+	}, service.Options{Name: "vinsvc"})
+	return s.URL, s.Stop, s.Logs
 }
 
 func get(t *testing.T, url string, hdr map[string]string) (*http.Response, []byte) {
@@ -152,8 +86,10 @@ func TestRunEndToEnd(t *testing.T) {
 		resp, _ := get(t, base+"/v1/decode?vin="+vpictest.VINFordF150, auth)
 		inflight <- resp.StatusCode
 	}()
-	for up.CallCount() < 3 { // probe, first decode, this one
-		time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := up.WaitCalls(ctx, 3); err != nil { // probe, first decode, this one
+		t.Fatalf("the decode never reached vPIC: %v\n%s", err, logs)
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("serve returned %v after shutdown, want nil\n%s", err, logs)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,10 +13,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/testkit/service"
+	"github.com/gatewayapis/testkit/syncbuf"
 	"github.com/gatewayapis/vinsvc/internal/cluster/redistest"
 	"github.com/gatewayapis/vinsvc/internal/vpic"
 	"github.com/gatewayapis/vinsvc/internal/vpic/vpictest"
@@ -46,11 +46,12 @@ const replicaSecret = "replica-proxy-secret"
 
 // startReplicas starts n vinsvc processes with env (plus PORT=0 and a
 // cache file each) and returns their base URLs, on the ports they log at
-// start; they are stopped with SIGTERM when the test ends.
-func startReplicas(t *testing.T, n int, env map[string]string) ([]string, []*lockedBuffer) {
+// start, and their output. When the test ends each is stopped with SIGTERM
+// and must exit with status 0.
+func startReplicas(t *testing.T, n int, env map[string]string) ([]string, []*syncbuf.Buffer) {
 	t.Helper()
 	var bases []string
-	var logs []*lockedBuffer
+	var logs []*syncbuf.Buffer
 	for i := range n {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), childEnv+"=1",
@@ -59,75 +60,16 @@ func startReplicas(t *testing.T, n int, env map[string]string) ([]string, []*loc
 		for k, v := range env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		// Last, so that it wins over the test's own environment.
-		cmd.Env = append(cmd.Env, "PORT=0")
-		out := &lockedBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
+		name := fmt.Sprintf("replica %d", i)
+		r := service.Exec(t, cmd, service.Options{Name: name, StartWithin: time.Minute})
 		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(30 * time.Second):
-				_ = cmd.Process.Kill()
-				<-exited
+			if err := r.Stop(); err != nil {
+				t.Errorf("%s: %v after SIGTERM, want exit status 0\n%s", name, err, r.Logs)
 			}
 		})
-		base := "http://127.0.0.1:" + listeningPort(t, out, exited, 60*time.Second)
-		waitLive(t, base, out)
-		bases, logs = append(bases, base), append(logs, out)
+		bases, logs = append(bases, r.URL), append(logs, r.Logs)
 	}
 	return bases, logs
-}
-
-// listeningPort waits, at most within, for the start-up line
-// {"msg":"http server listening","addr":"[::]:NNNNN"} of a service started
-// with PORT=0 in its output and returns the port it names: the kernel
-// picked it, so no other process can take it between choosing and binding
-// it (issue 27). It fails the test, with the output so far, when the
-// process exits first (exited is closed) or the line does not come.
-func listeningPort(t testing.TB, out *lockedBuffer, exited <-chan struct{}, within time.Duration) string {
-	t.Helper()
-	deadline := time.After(within)
-	for {
-		for line := range strings.Lines(out.String()) {
-			var l struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &l) != nil || l.Msg != "http server listening" {
-				continue
-			}
-			_, port, err := net.SplitHostPort(l.Addr)
-			if err != nil {
-				t.Fatalf("start-up line %s: %v", strings.TrimSpace(line), err)
-			}
-			return port
-		}
-		select {
-		case <-exited:
-			t.Fatalf("the service exited before listening\n%s", out)
-		case <-deadline:
-			t.Fatalf("no \"http server listening\" line (INFO: LOG_LEVEL must let it through) within %v\n%s", within, out)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-func waitLive(t *testing.T, base string, logs *lockedBuffer) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(base + "/livez"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("replica %s did not come up within 60s\n%s", base, logs)
 }
 
 // replicaRequest sends one request with the gateway's headers and returns
@@ -294,6 +236,7 @@ func TestReplicasSurviveRedisOutage(t *testing.T) {
 	})
 	vins := []string{vpictest.VINHondaAccord, vpictest.VINFordF150, vpictest.VINVWTiguan, vpictest.VINHyundaiIoniq, vpictest.VINBMWCheckDigit}
 	var sent, failed atomic.Int64
+	answered := make(chan struct{}, 1) // a request was answered (sent grew)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -306,6 +249,10 @@ func TestReplicasSurviveRedisOutage(t *testing.T) {
 				}
 				code, body := replicaRequest(t, http.MethodGet, bases[(w+i)%3]+"/v1/decode?vin="+vins[i%len(vins)], "", nil)
 				sent.Add(1)
+				select {
+				case answered <- struct{}{}:
+				default:
+				}
 				if code != http.StatusOK {
 					failed.Add(1)
 					t.Errorf("request during the outage test: %d %s", code, body)
@@ -313,9 +260,17 @@ func TestReplicasSurviveRedisOutage(t *testing.T) {
 			}
 		})
 	}
+	// waitSent waits, woken by each answer, until n requests have been
+	// answered.
 	waitSent := func(n int64) {
+		t.Helper()
+		deadline := time.After(time.Minute)
 		for sent.Load() < n {
-			time.Sleep(10 * time.Millisecond)
+			select {
+			case <-answered:
+			case <-deadline:
+				t.Fatalf("%d requests answered in a minute, want %d", sent.Load(), n)
+			}
 		}
 	}
 	waitSent(100)
@@ -325,7 +280,15 @@ func TestReplicasSurviveRedisOutage(t *testing.T) {
 		t.Errorf("health redis during the outage = %q", h)
 	}
 	srv.Restart()
-	time.Sleep(1500 * time.Millisecond) // past cluster.RetryInterval
+	// Each replica finds Redis again at its first command past
+	// cluster.RetryInterval, and says so.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i, l := range logs {
+		if _, err := l.WaitFor(ctx, func(s string) bool { return strings.Contains(s, "redis reachable again") }); err != nil {
+			t.Fatalf("replica %d never found Redis again: %v\n%s", i, err, l)
+		}
+	}
 	waitSent(sent.Load() + 200)
 	close(stop)
 	wg.Wait()
@@ -340,6 +303,9 @@ func TestReplicasSurviveRedisOutage(t *testing.T) {
 	for i, l := range logs {
 		if n := strings.Count(l.String(), "redis unreachable"); n != 1 {
 			t.Errorf("replica %d logged the outage %d times, want once", i, n)
+		}
+		if n := strings.Count(l.String(), "redis reachable again"); n != 1 {
+			t.Errorf("replica %d logged the outage's end %d times, want once", i, n)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/testkit/syncbuf"
 	"github.com/gatewayapis/vinsvc/internal/vpic/vpictest"
 )
 
@@ -45,32 +47,13 @@ func closedURL(t *testing.T) string {
 	return "http://" + addr + "/api/vehicles"
 }
 
-// waitHealth polls health until its body contains want: the snapshot
-// loads in the background after the service starts.
-func waitHealth(t *testing.T, base, want string, logs *lockedBuffer) {
+// waitLog waits, at most a minute, until the logs hold want.
+func waitLog(t *testing.T, logs *syncbuf.Buffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, body := get(t, base+"/v1/health", nil)
-		if strings.Contains(string(body), want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("health never contained %s: %s\n%s", want, body, logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// waitLog polls the logs until they contain want.
-func waitLog(t *testing.T, logs *lockedBuffer, want string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(logs.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line with %s:\n%s", want, logs)
-		}
-		time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := logs.WaitFor(ctx, func(s string) bool { return strings.Contains(s, want) }); err != nil {
+		t.Fatalf("no log line with %s: %v\n%s", want, err, logs)
 	}
 }
 
@@ -103,7 +86,9 @@ func TestRunSnapshot(t *testing.T) {
 				"VPIC_BASE_URL": url, "CACHE_PATH": filepath.Join(t.TempDir(), "c.db"), "UPSTREAM_RETRIES": "0",
 				"VPIC_SNAPSHOT_PATH": snap, "VPIC_SNAPSHOT_MODE": tt.mode,
 			})
-			waitHealth(t, base, `"available":true`, logs)
+			// Loaded (a decode sent before it is answered would wait for the
+			// load: fallback and only mode both do).
+			waitLog(t, logs, `"msg":"vPIC snapshot ready"`)
 			resp, body := get(t, base+"/v1/decode?vin="+vpictest.VINHondaAccord, auth)
 			var d decodeBody
 			json.Unmarshal(body, &d)
@@ -183,7 +168,11 @@ func TestRunSnapshotReadiness(t *testing.T) {
 		resp, body := get(t, base+"/v1/decode?vin="+vpictest.VINHondaAccord, map[string]string{"X-Gateway-Proxy-Secret": "dev-proxy-secret"})
 		decoded <- resp.Status + " " + resp.Header.Get("X-Data-Source") + " " + string(body)
 	}()
+	// Health is sampled every 50 ms through the load: every answer 200.
 	loading := 0
+	sample := time.NewTicker(50 * time.Millisecond)
+	defer sample.Stop()
+	deadline := time.After(time.Minute)
 	for {
 		resp, body := get(t, base+"/v1/health", nil)
 		if resp.StatusCode != http.StatusOK {
@@ -193,7 +182,11 @@ func TestRunSnapshotReadiness(t *testing.T) {
 			break
 		}
 		loading++
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-sample.C:
+		case <-deadline:
+			t.Fatalf("the snapshot still loads a minute after start\n%s", logs)
+		}
 	}
 	got := <-decoded
 	if !strings.HasPrefix(got, "200 OK NHTSA vPIC snapshot 20") {

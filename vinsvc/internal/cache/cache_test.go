@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -947,6 +948,9 @@ func TestSweepCancelled(t *testing.T) {
 	})
 }
 
+// TestRunSweeper runs the sweeper on synctest's clock: its ticker fires
+// when the test moves time, so a sweep is known to have run, or not, at
+// each step (the cache's own clock, clk, decides what has expired).
 func TestRunSweeper(t *testing.T) {
 	// startSweeper runs c.RunSweeper until the returned stop is called,
 	// which is also done, before the cache closes, when the test ends.
@@ -975,54 +979,54 @@ func TestRunSweeper(t *testing.T) {
 	}
 
 	t.Run("sweeps at start", func(t *testing.T) {
-		clk := clocktest.New(t0)
-		c := mustOpenTemp(t, clk)
-		mustPut(t, c, sampleRange(0, 30)...)
-		clk.Set(t0.Add(100 * testTTL))
+		synctest.Test(t, func(t *testing.T) {
+			clk := clocktest.New(t0)
+			c := mustOpenTemp(t, clk)
+			mustPut(t, c, sampleRange(0, 30)...)
+			clk.Set(t0.Add(100 * testTTL))
 
-		// With an interval this long, only the sweep at start can run.
-		stop := startSweeper(t, c, time.Hour)
-		waitFor(t, "the sweep at start", func() bool { return c.Stats().Entries == 0 })
-		if got := c.Stats().Evictions; got != 30 {
-			t.Errorf("Stats().Evictions after the sweep at start = %d, want 30", got)
-		}
-		stop()
+			// With an interval this long, only the sweep at start can run.
+			stop := startSweeper(t, c, time.Hour)
+			synctest.Wait() // the sweep at start is done, the ticker not due
+			checkEntries(t, c, 0)
+			if got := c.Stats().Evictions; got != 30 {
+				t.Errorf("Stats().Evictions after the sweep at start = %d, want 30", got)
+			}
+			stop()
+		})
 	})
 
 	t.Run("sweeps every interval", func(t *testing.T) {
-		clk := clocktest.New(t0)
-		c := mustOpenTemp(t, clk)
-		stop := startSweeper(t, c, 5*time.Millisecond)
+		synctest.Test(t, func(t *testing.T) {
+			const interval = 5 * time.Millisecond
+			clk := clocktest.New(t0)
+			c := mustOpenTemp(t, clk)
+			stop := startSweeper(t, c, interval)
+			synctest.Wait() // the sweep at start: nothing to do
 
-		mustPut(t, c, sampleRange(0, 30)...)
-		checkEntries(t, c, 30) // nothing has expired yet
-		clk.Advance(testTTL)
-		waitFor(t, "a sweep", func() bool { return c.Stats().Entries == 0 })
+			mustPut(t, c, sampleRange(0, 30)...)
+			checkEntries(t, c, 30) // nothing has expired yet
+			clk.Advance(testTTL)
+			synctest.Wait()
+			checkEntries(t, c, 30) // expired, but no tick yet
+			time.Sleep(interval)
+			synctest.Wait()
+			checkEntries(t, c, 0) // the tick's sweep
 
-		mustPut(t, c, sampleRange(100, 110)...)
-		checkEntries(t, c, 10)
-		clk.Advance(testTTL)
-		waitFor(t, "a later sweep", func() bool { return c.Stats().Entries == 0 })
-		if got := c.Stats().Evictions; got != 40 {
-			t.Errorf("Stats().Evictions = %d, want 40", got)
-		}
-		checkServed(t, c, 0, 30, false)
-		checkServed(t, c, 100, 110, false)
-		stop()
+			mustPut(t, c, sampleRange(100, 110)...)
+			checkEntries(t, c, 10)
+			clk.Advance(testTTL)
+			time.Sleep(interval)
+			synctest.Wait()
+			checkEntries(t, c, 0) // the next tick's sweep
+			if got := c.Stats().Evictions; got != 40 {
+				t.Errorf("Stats().Evictions = %d, want 40", got)
+			}
+			checkServed(t, c, 0, 30, false)
+			checkServed(t, c, 100, 110, false)
+			stop()
+		})
 	})
-}
-
-// waitFor polls cond until it holds. The deadline only keeps a broken
-// build from hanging; it is not a speed requirement.
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // TestPutLargeInt: Put never stores what Get then reports as corrupt.

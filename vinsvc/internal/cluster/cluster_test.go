@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gatewayapis/testkit/syncbuf"
 	"github.com/gatewayapis/vinsvc/internal/cache"
 	"github.com/gatewayapis/vinsvc/internal/cluster"
 	"github.com/gatewayapis/vinsvc/internal/cluster/redistest"
@@ -26,33 +26,20 @@ import (
 
 const cacheTTL = 90 * 24 * time.Hour
 
-// syncBuffer collects log lines from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // replica is one pod's view: its Redis connection with metrics and logs,
 // and its own bbolt file.
 type replica struct {
 	r       *cluster.Redis
 	metrics *cluster.Metrics
 	reg     *prometheus.Registry
-	logs    *syncBuffer
+	logs    *syncbuf.Buffer
 	local   *cache.Cache
 	tier    *cluster.Cache
 }
 
 func newReplica(t *testing.T, url, prefix string, timeout time.Duration) *replica {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	reg := prometheus.NewRegistry()
 	m := cluster.NewMetrics(reg)
@@ -231,12 +218,13 @@ func TestLocalHitNeverTouchesRedis(t *testing.T) {
 }
 
 // countingUpstream is vPIC as the lock sees it: it counts calls and takes
-// latency per call.
+// latency per call. A call is announced on called, when it is not nil.
 type countingUpstream struct {
 	calls   atomic.Int64
 	vins    atomic.Int64
 	latency time.Duration
 	fail    error
+	called  chan struct{}
 }
 
 func (c *countingUpstream) Decode(ctx context.Context, v string) (vin.Decoded, error) {
@@ -250,6 +238,9 @@ func (c *countingUpstream) Decode(ctx context.Context, v string) (vin.Decoded, e
 func (c *countingUpstream) DecodeBatch(ctx context.Context, vins []string) ([]vin.Outcome, error) {
 	c.calls.Add(1)
 	c.vins.Add(int64(len(vins)))
+	if c.called != nil {
+		c.called <- struct{}{}
+	}
 	select {
 	case <-time.After(c.latency):
 	case <-ctx.Done():
@@ -341,7 +332,7 @@ func TestBatchOverlapOneCallPerVIN(t *testing.T) {
 // itself.
 func TestFailedHolderReleasesWaiters(t *testing.T) {
 	url, prefix := shared(t)
-	bad := &countingUpstream{latency: 100 * time.Millisecond, fail: errors.New("vPIC 503")}
+	bad := &countingUpstream{latency: 100 * time.Millisecond, fail: errors.New("vPIC 503"), called: make(chan struct{}, 1)}
 	good := &countingUpstream{}
 	a, b := newReplica(t, url, prefix, time.Second), newReplica(t, url, prefix, time.Second)
 	ua := a.r.Upstream(bad, a.tier, 10*time.Second, time.Minute)
@@ -349,7 +340,11 @@ func TestFailedHolderReleasesWaiters(t *testing.T) {
 	const v = "1HGCM82633A004352"
 	done := make(chan error, 1)
 	go func() { _, err := ua.Decode(context.Background(), v); done <- err }()
-	time.Sleep(30 * time.Millisecond) // a holds the lock
+	select {
+	case <-bad.called: // a holds the lock: it calls vPIC
+	case <-time.After(20 * time.Second):
+		t.Fatal("the holder never called vPIC")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	d, err := ub.Decode(ctx, v)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/vinsvc/internal/clocktest"
 	"github.com/gatewayapis/vinsvc/internal/cluster"
 	"github.com/gatewayapis/vinsvc/internal/cluster/redistest"
 	"github.com/gatewayapis/vinsvc/internal/ratelimit"
@@ -36,6 +37,8 @@ func limiterOn(t *testing.T, rep *replica, spec string) *ratelimit.Limiter {
 func TestOutageFallsBackAndRecovers(t *testing.T) {
 	srv := redistest.Start(t)
 	rep := newReplica(t, srv.URL(), "p:", faultTimeout)
+	clk := clocktest.New(time.Now()) // the outage's quiet interval passes when the test says so
+	cluster.SetClock(rep.r, clk.Now)
 	lim := limiterOn(t, rep, "BASIC=5/1m")
 	ctx := context.Background()
 	for range 5 {
@@ -63,7 +66,11 @@ func TestOutageFallsBackAndRecovers(t *testing.T) {
 	}
 
 	srv.Restart() // empty: the budget starts again
-	time.Sleep(cluster.RetryInterval + 100*time.Millisecond)
+	clk.Advance(cluster.RetryInterval - time.Nanosecond)
+	if got := rep.r.State(ctx); got != cluster.StateUnreachable {
+		t.Fatalf("state within the quiet interval, Redis back = %q, want %q (Redis left alone)", got, cluster.StateUnreachable)
+	}
+	clk.Advance(time.Nanosecond)
 	if got := rep.r.State(ctx); got != cluster.StateOK {
 		t.Fatalf("state after Redis came back = %q", got)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gatewayapis/vinsvc/internal/cache"
@@ -132,44 +133,45 @@ func TestDecodeFailureNotCached(t *testing.T) {
 // TestCoalescing: N concurrent requests for the same uncached VIN make one
 // upstream call and all get its answer.
 func TestCoalescing(t *testing.T) {
-	release := make(chan struct{})
-	started := make(chan struct{}, 100)
-	up := &fakeUpstream{DecodeFn: func(ctx context.Context, v string) (vin.Decoded, error) {
-		started <- struct{}{}
-		<-release
-		return answer(v), nil
-	}}
-	dec, _, _ := mustDecoder(t, up)
-	const n = 50
-	v := "1HGCM82633A004352"
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for range n {
-		wg.Go(func() {
-			out, err := dec.Decode(context.Background(), v, false)
-			if err == nil && out.Result.VIN != v {
-				err = fmt.Errorf("got answer for %s", out.Result.VIN)
-			}
-			errs <- err
-		})
-	}
-	<-started // the first call is upstream and held there
-	// Give the other goroutines time to miss the cache while it is held. If
-	// they did not share the call, each would reach the upstream; a late one
-	// finds the answer in the cache either way, so this sleep only makes the
-	// test stricter, never flaky.
-	time.Sleep(100 * time.Millisecond)
-	close(release)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		started := make(chan struct{}, 100)
+		up := &fakeUpstream{DecodeFn: func(ctx context.Context, v string) (vin.Decoded, error) {
+			started <- struct{}{}
+			<-release
+			return answer(v), nil
+		}}
+		dec, _, _ := mustDecoder(t, up)
+		const n = 50
+		v := "1HGCM82633A004352"
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for range n {
+			wg.Go(func() {
+				out, err := dec.Decode(context.Background(), v, false)
+				if err == nil && out.Result.VIN != v {
+					err = fmt.Errorf("got answer for %s", out.Result.VIN)
+				}
+				errs <- err
+			})
 		}
-	}
-	if got := up.singles.Load(); got != 1 {
-		t.Fatalf("upstream calls = %d for %d concurrent requests, want 1", got, n)
-	}
+		<-started // the first call is upstream and held there
+		// Every other request has missed the cache while the call is held,
+		// and waits: for the shared call if they share it, at the upstream
+		// if they do not.
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := up.singles.Load(); got != 1 {
+			t.Fatalf("upstream calls = %d for %d concurrent requests, want 1", got, n)
+		}
+	})
 }
 
 // TestBatchOneCall: a batch's misses go upstream in one batch call; cached
@@ -205,33 +207,35 @@ func TestBatchOneCall(t *testing.T) {
 // TestBatchJoinsInflightSingle: a batch that needs a VIN a single request
 // is already fetching waits for that call instead of asking again.
 func TestBatchJoinsInflightSingle(t *testing.T) {
-	release := make(chan struct{})
-	up := &fakeUpstream{DecodeFn: func(ctx context.Context, v string) (vin.Decoded, error) {
-		<-release
-		return answer(v), nil
-	}}
-	dec, _, _ := mustDecoder(t, up)
-	all := vins(3)
-	single := make(chan error, 1)
-	go func() { _, err := dec.Decode(context.Background(), all[1], false); single <- err }()
-	waitFor(t, func() bool { return up.singles.Load() == 1 })
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		up := &fakeUpstream{DecodeFn: func(ctx context.Context, v string) (vin.Decoded, error) {
+			<-release
+			return answer(v), nil
+		}}
+		dec, _, _ := mustDecoder(t, up)
+		all := vins(3)
+		single := make(chan error, 1)
+		go func() { _, err := dec.Decode(context.Background(), all[1], false); single <- err }()
+		settled(t, "the single's upstream call", func() bool { return up.singles.Load() == 1 })
 
-	batchDone := make(chan []vin.Outcome, 1)
-	go func() { batchDone <- dec.DecodeBatch(context.Background(), all, false) }()
-	waitFor(t, func() bool { return up.batches.Load() == 1 })
-	close(release)
-	outs := <-batchDone
-	if err := <-single; err != nil {
-		t.Fatal(err)
-	}
-	for i, o := range outs {
-		if o.Err != nil || o.Result.VIN != all[i] {
-			t.Fatalf("outcome %d = %+v", i, o)
+		batchDone := make(chan []vin.Outcome, 1)
+		go func() { batchDone <- dec.DecodeBatch(context.Background(), all, false) }()
+		settled(t, "the batch's upstream call", func() bool { return up.batches.Load() == 1 })
+		close(release)
+		outs := <-batchDone
+		if err := <-single; err != nil {
+			t.Fatal(err)
 		}
-	}
-	if up.batchSizes[0] != 2 {
-		t.Errorf("batch asked upstream for %d VINs, want 2 (the third was in flight)", up.batchSizes[0])
-	}
+		for i, o := range outs {
+			if o.Err != nil || o.Result.VIN != all[i] {
+				t.Fatalf("outcome %d = %+v", i, o)
+			}
+		}
+		if up.batchSizes[0] != 2 {
+			t.Errorf("batch asked upstream for %d VINs, want 2 (the third was in flight)", up.batchSizes[0])
+		}
+	})
 }
 
 func TestBatchPartialFailure(t *testing.T) {
@@ -271,32 +275,34 @@ func TestBatchPartialFailure(t *testing.T) {
 // TestCallerLeavesCallContinues: a request that gives up does not cancel
 // the shared call; the answer is cached for the next request.
 func TestCallerLeavesCallContinues(t *testing.T) {
-	release := make(chan struct{})
-	up := &fakeUpstream{DecodeFn: func(ctx context.Context, v string) (vin.Decoded, error) {
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return vin.Decoded{}, ctx.Err()
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		up := &fakeUpstream{DecodeFn: func(ctx context.Context, v string) (vin.Decoded, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return vin.Decoded{}, ctx.Err()
+			}
+			return answer(v), nil
+		}}
+		dec, c, _ := mustDecoder(t, up)
+		v := "1HGCM82633A004352"
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { _, err := dec.Decode(ctx, v, false); done <- err }()
+		settled(t, "the single's upstream call", func() bool { return up.singles.Load() == 1 })
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Decode error = %v, want context.Canceled", err)
 		}
-		return answer(v), nil
-	}}
-	dec, c, _ := mustDecoder(t, up)
-	v := "1HGCM82633A004352"
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { _, err := dec.Decode(ctx, v, false); done <- err }()
-	waitFor(t, func() bool { return up.singles.Load() == 1 })
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Decode error = %v, want context.Canceled", err)
-	}
-	close(release)
-	if err := dec.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, _ := c.Get(context.Background(), v, false); !ok {
-		t.Fatal("answer of a call whose requester left was not cached")
-	}
+		close(release)
+		if err := dec.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, _ := c.Get(context.Background(), v, false); !ok {
+			t.Fatal("answer of a call whose requester left was not cached")
+		}
+	})
 }
 
 // TestRequestWaitUntilAnswer: a policy waits for a request's calls with a
@@ -388,13 +394,12 @@ func TestHitRateWindow(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+// settled waits, in a synctest bubble, until every goroutine of the test
+// is blocked, and fails the test unless cond then holds.
+func settled(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 10s")
-		}
-		time.Sleep(time.Millisecond)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("every goroutine blocked before %s", what)
 	}
 }

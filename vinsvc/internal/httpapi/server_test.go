@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatewayapis/shared/observe"
+	"github.com/gatewayapis/testkit/syncbuf"
 	"github.com/gatewayapis/vinsvc/internal/cache"
 	"github.com/gatewayapis/vinsvc/internal/clocktest"
 	"github.com/gatewayapis/vinsvc/internal/decoding"
@@ -37,19 +37,6 @@ const (
 	previousSecret = "previous-proxy-secret" // accepted too: a rotation in progress
 )
 
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // env is a whole service wired as run wires it, with a real bbolt cache, a
 // real vPIC client and a fake vPIC server over loopback.
 type env struct {
@@ -60,7 +47,7 @@ type env struct {
 	mon     *vpic.Monitor
 	clk     *clocktest.Clock
 	reg     *prometheus.Registry
-	logs    *syncBuffer
+	logs    *syncbuf.Buffer
 	limiter *ratelimit.Limiter
 }
 
@@ -110,7 +97,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 	for _, f := range opts {
 		f(&o)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	var w io.Writer = logs
 	if o.quiet {
 		w = io.Discard

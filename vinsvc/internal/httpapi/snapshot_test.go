@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gatewayapis/vinsvc/internal/decoding"
@@ -138,59 +139,68 @@ func TestHealthSnapshot(t *testing.T) {
 // pod is not ready ({"status":"loading"}), health is not degraded for it,
 // and in only mode a decode waits for the load rather than failing
 // (decisions.md, "vinsvc: snapshot answers as vPIC gives them"); once
-// loaded, the pod is ready and the decode answered from the snapshot.
+// loaded, the pod is ready and the decode answered from the snapshot. It
+// runs on synctest's clock: the decode is seen waiting once every
+// goroutine is blocked, however long the wait (a minute here).
 func TestSnapshotLoading(t *testing.T) {
-	en := newEnv(t, withSnapshot(nil, vin.SnapshotOnly))
-	en.dec.Snapshots().Expect(time.Minute)
-	en.up.Close() // only mode never calls vPIC; health sees it down
-	en.mon.Check(context.Background())
+	synctest.Test(t, func(t *testing.T) {
+		en := newEnv(t, withSnapshot(nil, vin.SnapshotOnly))
+		en.dec.Snapshots().Expect(time.Minute)
+		en.up.Close() // only mode never calls vPIC; health sees it down
+		en.mon.Check(context.Background())
 
-	rec := en.do(t, request{target: "/readyz", noAuth: true})
-	if rec.Code != http.StatusServiceUnavailable || strings.TrimSpace(rec.Body.String()) != `{"status":"loading","reason":"vPIC snapshot loading"}` {
-		t.Errorf("readyz while loading = %d %s, want 503 loading", rec.Code, rec.Body)
-	}
-	rec = en.do(t, request{target: "/v1/health", noAuth: true})
-	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"loading":true`) {
-		t.Errorf("health while loading = %d %s, want 200 with loading true", rec.Code, rec.Body)
-	}
+		rec := en.do(t, request{target: "/readyz", noAuth: true})
+		if rec.Code != http.StatusServiceUnavailable || strings.TrimSpace(rec.Body.String()) != `{"status":"loading","reason":"vPIC snapshot loading"}` {
+			t.Errorf("readyz while loading = %d %s, want 503 loading", rec.Code, rec.Body)
+		}
+		rec = en.do(t, request{target: "/v1/health", noAuth: true})
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"loading":true`) {
+			t.Errorf("health while loading = %d %s, want 200 with loading true", rec.Code, rec.Body)
+		}
 
-	answered := make(chan *httptest.ResponseRecorder, 1)
-	go func() { answered <- en.do(t, request{target: "/v1/decode?vin=1HGCM82633A004352"}) }()
-	select {
-	case rec := <-answered:
-		t.Fatalf("decode answered %d %s before the snapshot loaded", rec.Code, rec.Body)
-	case <-time.After(200 * time.Millisecond):
-	}
-	en.dec.Snapshots().Loaded(stubSnapshot{})
-	rec = <-answered
-	if rec.Code != http.StatusOK || rec.Header().Get("X-Data-Source") != "NHTSA vPIC snapshot 2026-03-12" {
-		t.Errorf("decode after the load = %d %q %s, want 200 from the snapshot", rec.Code, rec.Header().Get("X-Data-Source"), rec.Body)
-	}
-	if rec := en.do(t, request{target: "/readyz", noAuth: true}); rec.Code != http.StatusOK {
-		t.Errorf("readyz after the load = %d %s, want 200", rec.Code, rec.Body)
-	}
-	if rec := en.do(t, request{target: "/v1/health", noAuth: true}); strings.Contains(rec.Body.String(), `"loading"`) {
-		t.Errorf("health after the load still says loading: %s", rec.Body)
-	}
+		answered := make(chan *httptest.ResponseRecorder, 1)
+		go func() { answered <- en.do(t, request{target: "/v1/decode?vin=1HGCM82633A004352"}) }()
+		synctest.Wait() // the decode is blocked: waiting for the load, or gone
+		select {
+		case rec := <-answered:
+			t.Fatalf("decode answered %d %s before the snapshot loaded", rec.Code, rec.Body)
+		default:
+		}
+		en.dec.Snapshots().Loaded(stubSnapshot{})
+		rec = <-answered
+		if rec.Code != http.StatusOK || rec.Header().Get("X-Data-Source") != "NHTSA vPIC snapshot 2026-03-12" {
+			t.Errorf("decode after the load = %d %q %s, want 200 from the snapshot", rec.Code, rec.Header().Get("X-Data-Source"), rec.Body)
+		}
+		if rec := en.do(t, request{target: "/readyz", noAuth: true}); rec.Code != http.StatusOK {
+			t.Errorf("readyz after the load = %d %s, want 200", rec.Code, rec.Body)
+		}
+		if rec := en.do(t, request{target: "/v1/health", noAuth: true}); strings.Contains(rec.Body.String(), `"loading"`) {
+			t.Errorf("health after the load still says loading: %s", rec.Body)
+		}
+	})
 }
 
 // TestSnapshotLoadBounded: a load that does not end in time, or fails,
 // leaves an only-mode decode the upstream error it had before, after at
 // most the wait; a failed load makes the pod ready (its cache answers).
+// On synctest's clock, the waits are measured exactly.
 func TestSnapshotLoadBounded(t *testing.T) {
-	en := newEnv(t, withSnapshot(nil, vin.SnapshotOnly))
-	en.dec.Snapshots().Expect(300 * time.Millisecond)
-	start := time.Now()
-	rec := en.do(t, request{target: "/v1/decode?vin=1HGCM82633A004352"})
-	if took := time.Since(start); rec.Code != http.StatusInternalServerError || took < 300*time.Millisecond || took > 10*time.Second {
-		t.Errorf("decode during a stuck load = %d after %v, want 500 UPSTREAM_ERROR after the 300ms wait", rec.Code, took)
-	}
-	en.dec.Snapshots().Loaded(nil) // the file could not be opened
-	if rec := en.do(t, request{target: "/readyz", noAuth: true}); rec.Code != http.StatusOK {
-		t.Errorf("readyz after a failed load = %d %s, want 200", rec.Code, rec.Body)
-	}
-	start = time.Now()
-	if rec := en.do(t, request{target: "/v1/decode?vin=1HGCM82633A004352"}); rec.Code != http.StatusInternalServerError || time.Since(start) > 5*time.Second {
-		t.Errorf("decode after a failed load = %d, want 500 at once", rec.Code)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		en := newEnv(t, withSnapshot(nil, vin.SnapshotOnly))
+		en.up.Close() // only mode never calls vPIC
+		en.dec.Snapshots().Expect(300 * time.Millisecond)
+		start := time.Now()
+		rec := en.do(t, request{target: "/v1/decode?vin=1HGCM82633A004352"})
+		if took := time.Since(start); rec.Code != http.StatusInternalServerError || took != 300*time.Millisecond {
+			t.Errorf("decode during a stuck load = %d after %v, want 500 UPSTREAM_ERROR after the 300ms wait", rec.Code, took)
+		}
+		en.dec.Snapshots().Loaded(nil) // the file could not be opened
+		if rec := en.do(t, request{target: "/readyz", noAuth: true}); rec.Code != http.StatusOK {
+			t.Errorf("readyz after a failed load = %d %s, want 200", rec.Code, rec.Body)
+		}
+		start = time.Now()
+		if rec := en.do(t, request{target: "/v1/decode?vin=1HGCM82633A004352"}); rec.Code != http.StatusInternalServerError || time.Since(start) != 0 {
+			t.Errorf("decode after a failed load = %d after %v, want 500 at once", rec.Code, time.Since(start))
+		}
+	})
 }

@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gatewayapis/testkit/fakehttp"
 )
 
 //go:embed testdata/*.json
@@ -32,17 +34,12 @@ var fixtures embed.FS
 // Path is where the fake serves chat completions, under BaseURL.
 const Path = "/api/v1/chat/completions"
 
-// Reply is a scripted answer. Status 0 means 200. An empty Body means the
-// default answer for a 200 and ErrorBody(Status) for any other status, so
-// Reply{Status: 429} is a realistic rate limit and Reply{Delay: d} a slow
-// normal answer. ContentType defaults to application/json.
-type Reply struct {
-	Status      int
-	Body        string
-	ContentType string
-	Header      http.Header
-	Delay       time.Duration
-}
+// Reply is a scripted answer (Script). Status 0 means 200. An empty Body
+// means the default answer for a 200 and ErrorBody(Status) for any other
+// status, so Reply{Status: 429} is a realistic rate limit and
+// Reply{Delay: d} a slow normal answer. ContentType defaults to
+// application/json.
+type Reply = fakehttp.Reply
 
 // ChatRequest is a decoded request body.
 type ChatRequest struct {
@@ -81,14 +78,14 @@ type Call struct {
 // HasHeader reports whether the request carried header name, non-empty.
 func (c Call) HasHeader(name string) bool { return c.Header.Get(name) != "" }
 
-// Server is the fake gateway.
+// Server is the fake gateway. The Recorder's methods script replies
+// (Script), slow every answer (SetLatency), and count the calls
+// (CallCount) or wait for them (WaitCalls).
 type Server struct {
 	*httptest.Server
+	fakehttp.Recorder[Call]
 
 	mu       sync.Mutex
-	calls    []Call
-	script   []Reply
-	latency  time.Duration
 	answered string
 	seq      int
 }
@@ -112,13 +109,6 @@ func Start() *Server {
 // BaseURL is the value for LLM_BASE_URL.
 func (s *Server) BaseURL() string { return s.URL + "/api/v1" }
 
-// SetLatency delays every answer by d.
-func (s *Server) SetLatency(d time.Duration) {
-	s.mu.Lock()
-	s.latency = d
-	s.mu.Unlock()
-}
-
 // SetAnsweredModel makes default answers name model m as the one that
 // answered, whatever was asked for; "" echoes the requested model again.
 func (s *Server) SetAnsweredModel(m string) {
@@ -127,31 +117,14 @@ func (s *Server) SetAnsweredModel(m string) {
 	s.mu.Unlock()
 }
 
-// Script queues replies, one per request, before default answers resume.
-func (s *Server) Script(replies ...Reply) {
-	s.mu.Lock()
-	s.script = append(s.script, replies...)
-	s.mu.Unlock()
-}
-
 // Calls returns the requests received so far.
 func (s *Server) Calls() []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Call, len(s.calls))
-	for i, c := range s.calls {
-		c.Header = c.Header.Clone()
-		c.Body = append([]byte(nil), c.Body...)
-		out[i] = c
+	out := s.Recorder.Calls()
+	for i := range out {
+		out[i].Header = out[i].Header.Clone()
+		out[i].Body = append([]byte(nil), out[i].Body...)
 	}
 	return out
-}
-
-// CallCount returns how many requests were received.
-func (s *Server) CallCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.calls)
 }
 
 // Answer is the default answer's content for a user prompt: Markdown, as
@@ -236,48 +209,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	s.calls = append(s.calls, call)
 	s.seq++
 	seq := s.seq
-	latency := s.latency
 	answered := s.answered
-	var reply *Reply
-	if len(s.script) > 0 {
-		reply = &s.script[0]
-		s.script = s.script[1:]
-	}
 	s.mu.Unlock()
 
-	if reply != nil {
-		latency += reply.Delay
+	reply, ok := s.Receive(r, call)
+	if !ok {
+		return
 	}
-	if latency > 0 {
-		select {
-		case <-time.After(latency):
-		case <-r.Context().Done():
-			return
-		}
-	}
-
 	if reply != nil && (reply.Body != "" || (reply.Status != 0 && reply.Status != http.StatusOK)) {
-		status := reply.Status
-		if status == 0 {
-			status = http.StatusOK
+		if reply.Body == "" {
+			reply.Body = ErrorBody(reply.Status)
 		}
-		b := reply.Body
-		if b == "" {
-			b = ErrorBody(status)
+		if reply.ContentType == "" {
+			reply.ContentType = "application/json"
 		}
-		for k, vs := range reply.Header {
-			w.Header()[k] = vs
-		}
-		ct := reply.ContentType
-		if ct == "" {
-			ct = "application/json"
-		}
-		w.Header().Set("Content-Type", ct)
-		w.WriteHeader(status)
-		io.WriteString(w, b)
+		reply.Write(w)
 		return
 	}
 	var header http.Header

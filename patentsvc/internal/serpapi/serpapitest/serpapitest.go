@@ -36,6 +36,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatewayapis/testkit/fakehttp"
 )
 
 //go:embed testdata/*.json
@@ -70,14 +72,8 @@ const (
 	DefaultAssignee = "Example Industries Inc."
 )
 
-// Reply is a scripted answer. Status 0 means 200.
-type Reply struct {
-	Status      int
-	Body        string
-	ContentType string
-	Header      http.Header
-	Delay       time.Duration
-}
+// Reply is a scripted answer (Script). Status 0 means 200.
+type Reply = fakehttp.Reply
 
 // QuotaExhausted is SerpApi's 429 for an account out of searches (recorded
 // body).
@@ -118,13 +114,15 @@ type search struct {
 // Server is the fake. Its zero behaviour: CompanyKraft and CompanyPhilips
 // have their recorded result, every other company gets the "no results"
 // answer, and any non-empty api_key is accepted.
+//
+// The Recorder's methods script replies (Script), slow every answer
+// (SetLatency), and count the calls (CallCount) or wait for them
+// (WaitCalls).
 type Server struct {
 	*httptest.Server
+	fakehttp.Recorder[Call]
 
 	mu       sync.Mutex
-	calls    []Call
-	script   []Reply
-	latency  time.Duration
 	apiKey   string
 	searches map[string]search   // by lower-cased company
 	cpc      map[string][]string // subclasses by upper-cased publication number
@@ -151,20 +149,6 @@ func Start() *Server {
 
 // BaseURL is the value for SERPAPI_BASE_URL.
 func (s *Server) BaseURL() string { return s.URL }
-
-// SetLatency delays every answer by d.
-func (s *Server) SetLatency(d time.Duration) {
-	s.mu.Lock()
-	s.latency = d
-	s.mu.Unlock()
-}
-
-// Script queues replies, one per request, before normal answers resume.
-func (s *Server) Script(replies ...Reply) {
-	s.mu.Lock()
-	s.script = append(s.script, replies...)
-	s.mu.Unlock()
-}
 
 // SetAPIKey makes the fake accept only key (401 otherwise). With "" (the
 // default) any non-empty key is accepted.
@@ -220,21 +204,11 @@ func (s *Server) SetCPC(publicationNumber string, subclasses ...string) {
 
 // Calls returns the requests received so far.
 func (s *Server) Calls() []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Call, len(s.calls))
-	for i, c := range s.calls {
-		c.Query = cloneValues(c.Query)
-		out[i] = c
+	out := s.Recorder.Calls()
+	for i := range out {
+		out[i].Query = cloneValues(out[i].Query)
 	}
 	return out
-}
-
-// CallCount returns how many requests were received.
-func (s *Server) CallCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.calls)
 }
 
 // RecordedSearch is SerpApi's recorded answer to q=(Coffee) (two organic
@@ -353,41 +327,17 @@ const jsonType = "application/json; charset=utf-8"
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	query := r.URL.Query()
 	s.mu.Lock()
-	s.calls = append(s.calls, Call{Method: r.Method, Path: r.URL.Path, Query: cloneValues(query), Header: r.Header.Clone(), At: time.Now()})
-	latency := s.latency
-	var reply *Reply
-	if len(s.script) > 0 {
-		reply = &s.script[0]
-		s.script = s.script[1:]
-	}
 	wantKey := s.apiKey
 	s.seq++
 	seq := s.seq
 	s.mu.Unlock()
 
-	if reply != nil {
-		latency += reply.Delay
-	}
-	if latency > 0 {
-		select {
-		case <-time.After(latency):
-		case <-r.Context().Done():
-			return
-		}
+	reply, ok := s.Receive(r, Call{Method: r.Method, Path: r.URL.Path, Query: cloneValues(query), Header: r.Header.Clone(), At: time.Now()})
+	if !ok {
+		return
 	}
 	if reply != nil {
-		for k, vs := range reply.Header {
-			w.Header()[k] = vs
-		}
-		if reply.ContentType != "" {
-			w.Header().Set("Content-Type", reply.ContentType)
-		}
-		status := reply.Status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		w.WriteHeader(status)
-		io.WriteString(w, reply.Body)
+		reply.Write(w)
 		return
 	}
 
@@ -398,7 +348,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if key := query.Get("api_key"); key == "" || (wantKey != "" && key != wantKey) {
-		writeReply(w, InvalidKey())
+		InvalidKey().Write(w)
 		return
 	}
 	if engine := query.Get("engine"); engine != "google_patents" {
@@ -409,7 +359,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	assignee := query.Get("assignee")
 	if assignee == "" && query.Get("q") == "" {
-		writeReply(w, MissingQuery())
+		MissingQuery().Write(w)
 		return
 	}
 
@@ -607,12 +557,6 @@ func unwrap(s string) string {
 
 func jsonReply(status int, name string) Reply {
 	return Reply{Status: status, Body: string(fixture(name)), ContentType: jsonType}
-}
-
-func writeReply(w http.ResponseWriter, r Reply) {
-	w.Header().Set("Content-Type", r.ContentType)
-	w.WriteHeader(r.Status)
-	io.WriteString(w, r.Body)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatewayapis/testkit/fakehttp"
 )
 
 //go:embed testdata/*.json
@@ -35,14 +37,8 @@ const (
 // XMLAnswer is what vPIC sends when format=json is not in the POST body.
 const XMLAnswer = `<Response xmlns:i="http://www.w3.org/2001/XMLSchema-instance"><Count>1</Count><Message>Results returned successfully</Message><SearchCriteria /><Results><DecodedVINValues><MakeID>515</MakeID></DecodedVINValues></Results></Response>`
 
-// Reply is a scripted answer.
-type Reply struct {
-	Status      int
-	Body        string
-	ContentType string
-	Header      http.Header
-	Delay       time.Duration
-}
+// Reply is a scripted answer (Script). Status 0 means 200.
+type Reply = fakehttp.Reply
 
 // Call is a request the fake received.
 type Call struct {
@@ -56,15 +52,24 @@ type Call struct {
 
 // Server is the fake. Its zero behaviour answers every VIN: recorded ones
 // from testdata, others with vPIC's "no detailed data" answer.
+//
+// The Recorder's methods script replies (Script), slow every answer
+// (SetLatency), and count the calls (CallCount) or wait for them
+// (WaitCalls). A request to a path vPIC does not serve is answered 404
+// and not counted.
 type Server struct {
 	*httptest.Server
+	fakehttp.Recorder[received]
 
 	mu      sync.Mutex
-	calls   []Call
-	headers []http.Header // each call's request headers, in calls' order
-	script  []Reply
-	latency time.Duration
 	records map[string]map[string]any
+}
+
+// received is a call with its request headers, which Calls and Headers
+// return apart.
+type received struct {
+	call   Call
+	header http.Header
 }
 
 // New starts a fake vPIC server, closed when the test ends.
@@ -86,20 +91,6 @@ func Start() *Server {
 // BaseURL is the value for VPIC_BASE_URL.
 func (s *Server) BaseURL() string { return s.URL + "/api/vehicles" }
 
-// SetLatency delays every answer by d.
-func (s *Server) SetLatency(d time.Duration) {
-	s.mu.Lock()
-	s.latency = d
-	s.mu.Unlock()
-}
-
-// Script queues replies given, one per request, before normal answers resume.
-func (s *Server) Script(replies ...Reply) {
-	s.mu.Lock()
-	s.script = append(s.script, replies...)
-	s.mu.Unlock()
-}
-
 // SetRecord makes the fake answer v with rec (a flat record) from now on.
 func (s *Server) SetRecord(v string, rec map[string]any) {
 	s.mu.Lock()
@@ -109,25 +100,22 @@ func (s *Server) SetRecord(v string, rec map[string]any) {
 
 // Calls returns the requests received so far.
 func (s *Server) Calls() []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Call(nil), s.calls...)
+	var out []Call
+	for _, r := range s.Recorder.Calls() {
+		out = append(out, r.call)
+	}
+	return out
 }
 
 // Headers returns the request headers of the calls received so far, in
 // the order of Calls (the traceparent a client sent, say). They are kept
 // apart from Call so that tests comparing calls need not list them.
 func (s *Server) Headers() []http.Header {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]http.Header(nil), s.headers...)
-}
-
-// CallCount returns how many requests were received.
-func (s *Server) CallCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.calls)
+	var out []http.Header
+	for _, r := range s.Recorder.Calls() {
+		out = append(out, r.header)
+	}
+	return out
 }
 
 // Record returns the recorded answer's record for v (a copy), or the
@@ -170,14 +158,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	s.calls = append(s.calls, call)
-	s.headers = append(s.headers, r.Header.Clone())
-	latency := s.latency
-	var reply *Reply
-	if len(s.script) > 0 {
-		reply = &s.script[0]
-		s.script = s.script[1:]
-	}
 	records := make([]map[string]any, len(call.VINs))
 	for i, v := range call.VINs {
 		if rec, ok := s.records[v]; ok {
@@ -186,25 +166,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
-	if reply != nil {
-		latency += reply.Delay
-	}
-	if latency > 0 {
-		select {
-		case <-time.After(latency):
-		case <-r.Context().Done():
-			return
-		}
+	reply, ok := s.Receive(r, received{call, r.Header.Clone()})
+	if !ok {
+		return
 	}
 	if reply != nil {
-		for k, vs := range reply.Header {
-			w.Header()[k] = vs
-		}
-		if reply.ContentType != "" {
-			w.Header().Set("Content-Type", reply.ContentType)
-		}
-		w.WriteHeader(reply.Status)
-		io.WriteString(w, reply.Body)
+		reply.Write(w)
 		return
 	}
 
