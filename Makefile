@@ -108,11 +108,14 @@ cgo-check:
 # logged before its verdict (the reason it skipped).
 SHOWN := awk '/^=== /{buf=""; next} /--- SKIP/{printf "%s", buf; print; buf=""; next} /--- (PASS|FAIL)/{print; buf=""; next} /^(ok|FAIL)/{print; next} /^ /{buf=buf $$0 "\n"}'
 
-# -timeout 20m: patentsvc's cmd package starts the service many times over
-# (process tests on both databases); under the race detector on two cores
-# it takes several minutes, near go test's default 10.
+# One go test over every module's packages (go.work makes them one
+# build): its package runs overlap across modules, so the long ones (the
+# process tests of patentsvc's cmd package, deploy's image checks) run
+# beside the many short ones instead of one module after another. -timeout
+# 20m: a package's bound, well above the longest (about 3 minutes here).
 test: cgo-check vet ## vet, then run every module's tests with the race detector (needs a C compiler: gcc or clang)
-	@set -e; for m in $(MODULES); do echo "== test $$m"; (cd $$m && go test -race -count=1 -timeout 20m ./...); done
+	@echo "== test $(MODULES)"
+	@go test -race -count=1 -timeout 20m $(foreach m,$(MODULES),./$(m)/...)
 	@echo "== vinsvc end-to-end tests on the real vPIC snapshot, without -race (the race detector makes a snapshot load take minutes)"
 	@cd vinsvc && out=$$(go test -count=1 -v -run 'Snapshot' ./cmd/vinsvc/ 2>&1); rc=$$?; \
 		echo "$$out" | $(SHOWN); [ $$rc -eq 0 ] || { echo "$$out" | tail -50; exit $$rc; }

@@ -28,6 +28,7 @@ var arch = archtest.Config{
 		{Pkg: "syncbuf", Role: archtest.RoleCore, Allow: []string{"wake"}},       // a buffer written concurrently, waited on
 		{Pkg: "fakehttp", Role: archtest.RoleAdapter, Allow: []string{"wake"}},   // the recorded-answer fakes' scaffolding over net/http
 		{Pkg: "service", Role: archtest.RoleAdapter, Allow: []string{"syncbuf"}}, // a service started in process or as a child process
+		{Pkg: "wait", Role: archtest.RoleCore},                                   // the one bounded polling wait, for state nothing tells the tests about
 	},
 
 	// The services' limits.

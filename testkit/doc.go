@@ -18,6 +18,9 @@
 //   - fakehttp: the scaffolding of the recorded-answer fakes of the
 //     upstreams (vpictest, serpapitest, llmtest): the calls received,
 //     counted and waited for, scripted replies, added latency.
+//   - wait: the one bounded polling wait, for state nothing announces (a
+//     row another process's workers write, a server-side session): looks
+//     at once, then after pauses doubling from 1 ms to 16 ms.
 //
 // Its tests wait on events or on synctest's clock, never on sleeps, as the
 // tests that use it must.

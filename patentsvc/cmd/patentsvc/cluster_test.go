@@ -20,6 +20,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
+	"github.com/gatewayapis/testkit/wait"
 )
 
 // The helpers of the tests that run several patentsvc processes on one
@@ -36,7 +37,8 @@ type cluster struct {
 	env   map[string]string
 	world *analysistest.World
 	hooks *hookLog
-	db    *sql.DB // the database the replicas share, for the test's own reads
+	db    *sql.DB      // the database the replicas share, for the test's own reads
+	st    *store.Store // the same, through a store of the test's own
 	// started are the processes start ran, for the logs of a failure.
 	started []*replica
 }
@@ -70,9 +72,30 @@ func newCluster(t testing.TB, dialect, dsn string, extra map[string]string) *clu
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.db = db
+		c.db, c.st = db, st
 	}
 	return c
+}
+
+// unitsEnded waits, at most 20 s, until the queue at st holds units of
+// kind and every one has ended (completed, cancelled or discarded): none
+// runs or is due, so whatever they would do (a delivery, a recorded run)
+// has been done. It is how a test sees that nothing more will come
+// without waiting for it to come.
+func unitsEnded(t testing.TB, st *store.Store, kind string) {
+	t.Helper()
+	var units []storetest.Unit
+	if !wait.Until(20*time.Second, func() bool {
+		units = storetest.Units(t, st, kind)
+		for _, u := range units {
+			if u.State != "completed" && u.State != "cancelled" && u.State != "discarded" {
+				return false
+			}
+		}
+		return len(units) > 0
+	}) {
+		t.Fatalf("%s units not ended within 20 s: %+v", kind, units)
+	}
 }
 
 // start runs one more process.
@@ -87,23 +110,20 @@ func (c *cluster) start(name string) *replica {
 // (the last 200 lines of each, DEBUG and access lines left out).
 func (c *cluster) waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			var b strings.Builder
-			for _, r := range c.started {
-				var lines []string
-				for line := range strings.Lines(r.logs.String()) {
-					if !strings.Contains(line, `"level":"DEBUG"`) && !strings.Contains(line, `"msg":"request"`) {
-						lines = append(lines, line)
-					}
-				}
-				fmt.Fprintf(&b, "== %s (pid %d)\n%s", r.name, r.pid(), strings.Join(lines[max(len(lines)-200, 0):], ""))
-			}
-			t.Fatalf("%s: not within %v\n%s", what, within, b.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+	if wait.Until(within, cond) {
+		return
 	}
+	var b strings.Builder
+	for _, r := range c.started {
+		var lines []string
+		for line := range strings.Lines(r.logs.String()) {
+			if !strings.Contains(line, `"level":"DEBUG"`) && !strings.Contains(line, `"msg":"request"`) {
+				lines = append(lines, line)
+			}
+		}
+		fmt.Fprintf(&b, "== %s (pid %d)\n%s", r.name, r.pid(), strings.Join(lines[max(len(lines)-200, 0):], ""))
+	}
+	t.Fatalf("%s: not within %v\n%s", what, within, b.String())
 }
 
 // kill9 kills r with SIGKILL (no shutdown at all) and waits for it.
@@ -112,7 +132,7 @@ func kill9(t testing.TB, r *replica) {
 	if err := r.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-r.done
+	<-r.svc.Ended()
 }
 
 // running counts the units of the queue running on each process, by pid,
@@ -150,15 +170,14 @@ func (c *cluster) running() map[int]int {
 	return out
 }
 
-// waitFor polls cond every 100 ms until it holds, for at most within.
+// waitFor waits, at most within, until cond holds (wait.Until: the
+// processes' state is read over HTTP or from the database, which tell
+// nothing when it changes), and fails the test with what when it does
+// not.
 func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !wait.Until(within, cond) {
+		t.Fatalf("%s: not within %v", what, within)
 	}
 }
 

@@ -20,8 +20,11 @@ import (
 // body (a 4xx for a request with both framing headers, read by its
 // Transfer-Encoding), the connection closed and nothing pipelined behind it served; none
 // is logged at ERROR or counted as a 5xx. A body that stops arriving waits
-// for the server's read timeout (30 s), beside the others.
+// for the server's read timeout (30 s), beside the others. The test runs
+// in parallel with the package's others: it spends its time idle, waiting
+// on that timeout.
 func TestHostileBodies(t *testing.T) {
+	t.Parallel()
 	base, _, logs := start(t, map[string]string{
 		"APP_ENV": "production", "JWT_SECRET": strings.Repeat("e2e-secret-", 4), "DATABASE_URL": storetest.DSN(t, store.Postgres),
 		"BCRYPT_COST": "4", "ROOT_PATH": "/patents", "STORAGE_DIR": filepath.Join(t.TempDir(), "patents"),

@@ -10,6 +10,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/testkit/wait"
 )
 
 // The liveness of replicas with real processes on one PostgreSQL database
@@ -90,8 +91,7 @@ func waitResolved(t *testing.T, c *cluster, r *replica, admin, user string, w in
 		}
 		return true
 	}
-	deadline := time.Now().Add(within)
-	for !func() bool {
+	if !wait.Until(within, func() bool {
 		done := true
 		if ends := c.hooks.jobEnds()[w.running]; len(ends) > 0 && jobStatus(t, r, user, w.running) == "failed" {
 			since(&res.job)
@@ -114,11 +114,8 @@ func waitResolved(t *testing.T, c *cluster, r *replica, admin, user string, w in
 			done = false
 		}
 		return done
-	}() {
-		if time.Now().After(deadline) {
-			t.Fatalf("the dead replica's units not resolved within %v: resolved after %+v (0: not yet)\n%s", within, res, r.logs)
-		}
-		time.Sleep(100 * time.Millisecond)
+	}) {
+		t.Fatalf("the dead replica's units not resolved within %v: resolved after %+v (0: not yet)\n%s", within, res, r.logs)
 	}
 	// Each was resolved once: one job.completed a job, one recorded run,
 	// the delivery accepted once, with its first attempt's webhook-id.

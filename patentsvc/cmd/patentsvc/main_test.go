@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,21 +18,12 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
+	"github.com/gatewayapis/testkit/service"
+	"github.com/gatewayapis/testkit/syncbuf"
+	"github.com/gatewayapis/testkit/wait"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // listenLocal opens a listener on 127.0.0.1 on a port the kernel picks,
 // closed when the test ends if the service has not closed it. The service
@@ -69,49 +58,16 @@ func closedAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// start runs the service as main does, on a listener of the test's own,
-// and returns its base URL and a stop function returning serve's error.
-func start(t *testing.T, env map[string]string) (string, func() error, *lockedBuffer) {
+// start runs the service as main does, on a listener of the test's own
+// (service.Start), and returns its base URL (ROOT_PATH included), a stop
+// function returning serve's error, and its log.
+func start(t *testing.T, env map[string]string) (string, func() error, *syncbuf.Buffer) {
 	t.Helper()
-	ln := listenLocal(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &lockedBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, handOver(ln), func(k string) string { return env[k] }, logs) }()
-	base := "http://" + ln.Addr().String() + env["ROOT_PATH"]
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if resp, err := http.Get(base + "/livez"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve returned before serving: %v\n%s", err, logs)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no /livez within 20s\n%s", logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	var once sync.Once
-	var runErr error
-	stop := func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case runErr = <-done:
-			case <-time.After(30 * time.Second):
-				runErr = fmt.Errorf("serve did not return within 30s")
-			}
-		})
-		return runErr
-	}
-	t.Cleanup(func() { stop() })
-	return base, stop, logs
+	root := env["ROOT_PATH"]
+	s := service.Start(t, func(ctx context.Context, ln net.Listener, logs io.Writer) error {
+		return serve(ctx, handOver(ln), func(k string) string { return env[k] }, logs)
+	}, service.Options{Name: "patentsvc", Ready: []string{root + "/livez"}})
+	return s.URL + root, s.Stop, s.Logs
 }
 
 func call(t testing.TB, method, url, token string, body any) (int, map[string]any) {
@@ -320,13 +276,11 @@ func TestRunAnalysisFlow(t *testing.T) {
 		t.Fatalf("async = %d %v", code, job)
 	}
 	id := job["job_id"].(string)
-	deadline := time.Now().Add(30 * time.Second)
-	for job["status"] != "completed" {
-		if time.Now().After(deadline) || job["status"] == "failed" {
-			t.Fatalf("job = %v", job)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !wait.Until(30*time.Second, func() bool {
 		_, job = call(t, "GET", base+"/jobs/"+id, access, nil)
+		return job["status"] == "completed" || job["status"] == "failed"
+	}) || job["status"] != "completed" {
+		t.Fatalf("job = %v", job)
 	}
 	if code, page := call(t, "GET", base+"/analyze/batch?limit=1", access, nil); code != 200 || len(page["items"].([]any)) != 1 {
 		t.Errorf("listing = %d %v", code, page)
@@ -410,12 +364,8 @@ func TestRunTrackingAlertsWebhooks(t *testing.T) {
 	}
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not happen within 30s\n%s", what, logs)
-			}
-			time.Sleep(50 * time.Millisecond)
+		if !wait.Until(30*time.Second, cond) {
+			t.Fatalf("%s did not happen within 30s\n%s", what, logs)
 		}
 	}
 	tracked := func() map[string]any {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
@@ -152,7 +153,7 @@ func TestQueueReplicasKill9(t *testing.T) {
 		return true
 	})
 	statuses := checkEveryJobHeard(t, c, alive, ada, ids, 45*time.Second)
-	time.Sleep(2 * time.Second) // a second recording, were there one, would show now
+	unitsEnded(t, c.st, patent.KindScheduledRun) // a second recording, were there one, has been made
 	for _, name := range companies {
 		if n := runsOf(t, alive, admin, name); n != 1 {
 			t.Errorf("%s: %d runs recorded for its one due time, want 1", name, n)

@@ -2,29 +2,28 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/testkit/service"
+	"github.com/gatewayapis/testkit/syncbuf"
 )
 
-// replica is a patentsvc process started by a test.
+// replica is a patentsvc process started by a test (service.Exec).
 type replica struct {
 	name string
 	base string
 	cmd  *exec.Cmd
-	logs *lockedBuffer
-	done chan error
+	logs *syncbuf.Buffer
+	svc  *service.Service
 }
 
 // buildBinary builds this command into a temporary directory.
@@ -40,93 +39,26 @@ func buildBinary(t testing.TB) string {
 	return bin
 }
 
-// startReplica runs the binary with env (and PORT=0) as a process of its
-// own, reads the port it took from its start-up line and waits for its
-// /livez. It is stopped with SIGTERM (stop) or, at the latest, killed when
-// the test ends.
+// startReplica runs the binary with exactly env (nothing inherited; PORT=0
+// added) as a process of its own, reads the port it took from its start-up
+// line and waits for its /livez (service.Exec). It is stopped with SIGTERM
+// (stop) or, at the latest, killed when the test ends.
 func startReplica(t testing.TB, name, bin string, env map[string]string) *replica {
 	t.Helper()
-	r := &replica{name: name, logs: &lockedBuffer{}, done: make(chan error, 1)}
-	r.cmd = exec.Command(bin)
+	cmd := exec.Command(bin)
+	cmd.Env = []string{} // not nil: nothing inherited
 	for k, v := range env {
-		r.cmd.Env = append(r.cmd.Env, k+"="+v)
+		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	r.cmd.Env = append(r.cmd.Env, "PORT=0") // last: it wins
-	r.cmd.Stdout, r.cmd.Stderr = r.logs, r.logs
-	if err := r.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	go func() { r.done <- r.cmd.Wait() }()
-	t.Cleanup(func() {
-		if r.cmd.ProcessState == nil {
-			r.cmd.Process.Kill()
-			<-r.done
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	r.base = "http://127.0.0.1:" + listeningPort(t, name, r.logs, r.done, 30*time.Second)
-	for {
-		if resp, err := http.Get(r.base + "/livez"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return r
-			}
-		}
-		select {
-		case err := <-r.done:
-			t.Fatalf("%s exited before serving: %v\n%s", name, err, r.logs)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no /livez within 30s\n%s", name, r.logs)
-		}
-	}
+	s := service.Exec(t, cmd, service.Options{Name: name})
+	return &replica{name: name, base: s.URL, cmd: cmd, logs: s.Logs, svc: s}
 }
 
-// listeningPort waits, at most within, for the start-up line
-// {"msg":"http server listening","addr":"[::]:NNNNN"} of a service started
-// with PORT=0 in its output and returns the port it names: the kernel
-// picked it, so no other process can take it between choosing and binding
-// it (issue 27). It fails the test, with the output so far, when the
-// process exits first (done delivers its Wait) or the line does not come.
-func listeningPort(t testing.TB, name string, out *lockedBuffer, done <-chan error, within time.Duration) string {
-	t.Helper()
-	deadline := time.After(within)
-	for {
-		for line := range strings.Lines(out.String()) {
-			var l struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &l) != nil || l.Msg != "http server listening" {
-				continue
-			}
-			_, port, err := net.SplitHostPort(l.Addr)
-			if err != nil {
-				t.Fatalf("%s: start-up line %s: %v", name, strings.TrimSpace(line), err)
-			}
-			return port
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("%s exited before listening: %v\n%s", name, err, out)
-		case <-deadline:
-			t.Fatalf("%s: no \"http server listening\" line (INFO: LOG_LEVEL must let it through) within %v\n%s", name, within, out)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// stop sends SIGTERM and waits for a clean exit.
+// stop sends SIGTERM and waits, at most 30 s, for a clean exit.
 func (r *replica) stop(t testing.TB) {
 	t.Helper()
-	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatalf("signal %s: %v", r.name, err)
-	}
-	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Errorf("%s exited with %v\n%s", r.name, err, r.logs)
-		}
-	case <-time.After(30 * time.Second):
-		t.Errorf("%s did not stop within 30s of SIGTERM", r.name)
+	if err := r.svc.Stop(); err != nil {
+		t.Errorf("%s after SIGTERM: %v\n%s", r.name, err, r.logs)
 	}
 }
 

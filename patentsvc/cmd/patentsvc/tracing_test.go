@@ -21,6 +21,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 	"github.com/gatewayapis/shared/observe/otlptest"
+	"github.com/gatewayapis/testkit/wait"
 )
 
 // The gateway's spans: the parents the test sends in traceparent.
@@ -245,16 +246,12 @@ func tracedCall(t *testing.T, method, url, token, traceparent string, body any) 
 
 func waitForJob(t *testing.T, base, access, id string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, job := call(t, "GET", base+"/jobs/"+id, access, nil)
-		switch {
-		case job["status"] == "completed":
-			return
-		case job["status"] == "failed" || time.Now().After(deadline):
-			t.Fatalf("job = %v", job)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var job map[string]any
+	if !wait.Until(30*time.Second, func() bool {
+		_, job = call(t, "GET", base+"/jobs/"+id, access, nil)
+		return job["status"] == "completed" || job["status"] == "failed"
+	}) || job["status"] != "completed" {
+		t.Fatalf("job = %v", job)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/testkit/wait"
 )
 
 // trackedWorld is a running service tracking a company whose search
@@ -111,18 +112,15 @@ func (tw *trackedWorld) alerts() []alertJSON {
 // have been in flight when the answer changed; the other searched after.
 func (tw *trackedWorld) waitRuns(company string, searches, before int) []historyPoint {
 	tw.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		calls := tw.w.Serp.CallCount()
-		pts := tw.history(company)
-		if calls >= searches+2 && len(pts) >= before+2 {
-			return pts
-		}
-		if time.Now().After(deadline) {
-			tw.t.Fatalf("two runs did not happen within 60s (%d searches, %d points)\n%s", calls-searches, len(pts)-before, tw.logs)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var calls int
+	var pts []historyPoint
+	if !wait.Until(60*time.Second, func() bool {
+		calls, pts = tw.w.Serp.CallCount(), tw.history(company)
+		return calls >= searches+2 && len(pts) >= before+2
+	}) {
+		tw.t.Fatalf("two runs did not happen within 60s (%d searches, %d points)\n%s", calls-searches, len(pts)-before, tw.logs)
 	}
+	return pts
 }
 
 // changed are the points that found new or dropped patents.
@@ -203,12 +201,8 @@ func testTrackingNewPatents(t *testing.T, dialect string) {
 	// 2. Three new patents among the old ones.
 	calls := w.Serp.CallCount()
 	tw.answer(company, n1, a, n2, b, c, n3)
-	deadline := time.Now().Add(60 * time.Second)
-	for len(changed(tw.history(company))) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no run found the new patents within 60s (%d searches since)\n%s", w.Serp.CallCount()-calls, logs)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !wait.Until(60*time.Second, func() bool { return len(changed(tw.history(company))) > 0 }) {
+		t.Fatalf("no run found the new patents within 60s (%d searches since)\n%s", w.Serp.CallCount()-calls, logs)
 	}
 	got := changed(tw.history(company))
 	if want := []string{n1.id, n2.id, n3.id}; len(got) != 1 || !reflect.DeepEqual(got[0].NewPatents, want) || len(got[0].DroppedPatents) != 0 || !got[0].Alert {
@@ -229,27 +223,21 @@ func testTrackingNewPatents(t *testing.T, dialect string) {
 	if !reflect.DeepEqual(listed, []string{n1.id, n2.id, n3.id}) {
 		t.Errorf("the alert lists %v", listed)
 	}
-	deadline = time.Now().Add(30 * time.Second)
-	for {
+	var ev map[string]any
+	if !wait.Until(30*time.Second, func() bool {
 		tw.mu.Lock()
-		var ev map[string]any
+		defer tw.mu.Unlock()
 		for _, e := range tw.events {
 			if e["event"] == "alert.new_patents" {
 				ev = e
 			}
 		}
-		tw.mu.Unlock()
-		if ev != nil {
-			data := ev["data"].(map[string]any)
-			if data["alert_type"] != "new_patents" || len(data["patents"].([]any)) != 3 {
-				t.Errorf("webhook = %v", ev)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no alert.new_patents webhook within 30s\n%s", logs)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return ev != nil
+	}) {
+		t.Fatalf("no alert.new_patents webhook within 30s\n%s", logs)
+	}
+	if data := ev["data"].(map[string]any); data["alert_type"] != "new_patents" || len(data["patents"].([]any)) != 3 {
+		t.Errorf("webhook = %v", ev)
 	}
 
 	// 3. The same set, reordered: nothing.
@@ -263,12 +251,8 @@ func testTrackingNewPatents(t *testing.T, dialect string) {
 
 	// 4. A set that only drops: no alert, the dropped ids in the history.
 	tw.answer(company, a, n1)
-	deadline = time.Now().Add(60 * time.Second)
-	for len(changed(tw.history(company))) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no run found the dropped patents within 60s\n%s", logs)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !wait.Until(60*time.Second, func() bool { return len(changed(tw.history(company))) >= 2 }) {
+		t.Fatalf("no run found the dropped patents within 60s\n%s", logs)
 	}
 	got = changed(tw.history(company))
 	wantDropped := []string{b.id, c.id, n2.id, n3.id}

@@ -12,6 +12,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/testkit/syncbuf"
 )
 
 // upstreamWorld is a running service on one database with fake search,
@@ -21,7 +22,7 @@ type upstreamWorld struct {
 	serp             *serpapitest.Server
 	model            *llmtest.Server
 	stop             func() error
-	logs             *lockedBuffer
+	logs             *syncbuf.Buffer
 }
 
 // startUpstreamWorld starts the service on dialect's database against

@@ -5,15 +5,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
+	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
+	"github.com/gatewayapis/testkit/wait"
 )
 
 // hookReceiver is a webhook endpoint that hangs (never answers) until up
@@ -70,12 +73,12 @@ func TestWebhookSurvivesKill9(t *testing.T) {
 			if dialect == store.SQLite {
 				dsn = "sqlite:" + filepath.Join(t.TempDir(), "patentsvc.db")
 			}
-			webhookKill9(t, dsn)
+			webhookKill9(t, dialect, dsn)
 		})
 	}
 }
 
-func webhookKill9(t *testing.T, dsn string) {
+func webhookKill9(t *testing.T, dialect, dsn string) {
 	st := storetest.Open(t, store.SQLite, time.Now) // only to build the world's fixtures
 	w := analysistest.NewWorld(t, st)
 	w.Company("Acme Corp", 1)
@@ -105,24 +108,19 @@ func webhookKill9(t *testing.T, dsn string) {
 	if err := a.cmd.Process.Kill(); err != nil { // SIGKILL: no shutdown at all
 		t.Fatal(err)
 	}
-	<-a.done
+	<-a.svc.Ended()
 	killed := time.Now()
 	hooks.up.Store(true)
 
 	// The new process sends it again: the dead one's session ended.
 	b := startReplica(t, "restarted process", bin, env)
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		if _, accepted := hooks.snapshot(); len(accepted) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not delivered within 45s of the restart\n%s", b.logs)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !wait.Until(45*time.Second, func() bool { _, accepted := hooks.snapshot(); return len(accepted) > 0 }) {
+		t.Fatalf("not delivered within 45s of the restart\n%s", b.logs)
 	}
 	t.Logf("kill -9 mid-attempt and restart: delivered again %.1fs after the kill", time.Since(killed).Seconds())
-	time.Sleep(1500 * time.Millisecond) // a second delivery would show now
+	// Every delivery unit ended: no attempt runs or is due, so a second
+	// delivery, were there one, has reached the receiver.
+	unitsEnded(t, storetest.OpenAt(t, dialect, strings.TrimPrefix(dsn, "sqlite:"), time.Now), patent.KindDelivery)
 	attempts, accepted := hooks.snapshot()
 	if len(accepted) != 1 || accepted[0] != attempts[0] || attempts[0] == "" {
 		t.Errorf("attempts %v, accepted %v: want one accepted delivery with the first attempt's webhook-id", attempts, accepted)

@@ -209,19 +209,8 @@ func TestAsyncJob(t *testing.T) {
 	if j.Status != "pending" || j.Total != 2 || j.Completed != 0 || j.Progress != 0 || j.Result != nil || j.Model != "mistralai/mistral-nemo" {
 		t.Errorf("accepted job = %s", rec.Body)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for j.Status != "completed" {
-		if time.Now().After(deadline) {
-			t.Fatalf("job still %s", j.Status)
-		}
-		time.Sleep(10 * time.Millisecond)
-		rec = en.do(t, request{target: "/jobs/" + j.JobID, token: tok})
-		wantStatus(t, rec, http.StatusOK)
-		decode(t, rec, &j)
-		if j.Status == "failed" {
-			t.Fatalf("job failed: %s", rec.Body)
-		}
-	}
+	rec = waitForJob(t, en, tok, j.JobID, "completed")
+	decode(t, rec, &j)
 	if j.Progress != 1 || j.Completed != 2 || j.Result == nil || len(j.Result.Results) != 2 || j.Result.Summary.Successful != 1 {
 		t.Errorf("completed job = %s", rec.Body)
 	}

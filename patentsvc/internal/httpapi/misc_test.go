@@ -92,9 +92,7 @@ func TestHealth(t *testing.T) {
 			wantStatus(t, en.do(t, request{target: "/livez"}), http.StatusOK)
 			wantStatus(t, en.do(t, request{target: "/readyz"}), http.StatusOK)
 
-			if err := en.st.Close(); err != nil {
-				t.Fatal(err)
-			}
+			en.databaseDown(t)
 			rec = en.do(t, request{target: "/health"})
 			wantStatus(t, rec, http.StatusServiceUnavailable)
 			golden(t, "health-503-"+tt.analyzer, rec.Body.Bytes())

@@ -47,6 +47,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/testkit/wait"
 )
 
 // openAPIFile is the published document.
@@ -910,14 +911,16 @@ type changesPage struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
-// waitForRuns calls tick and polls GET /admin/tracked until the n
-// tracked companies have each recorded a run at or after since.
+// waitForRuns calls tick and looks at GET /admin/tracked until the n
+// tracked companies have each recorded a run at or after since. It polls
+// (the shared bounded wait): a tick may find a company's earlier unit not
+// ended yet, and only a later tick queues its run.
 func waitForRuns(t *testing.T, en *env, tok string, n int, since time.Time, tick func()) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var list []trackedState
+	if !wait.Until(30*time.Second, func() bool {
 		tick()
-		var list []trackedState
+		list = nil
 		rec := en.do(t, request{target: "/admin/tracked", token: tok})
 		wantStatus(t, rec, http.StatusOK)
 		decode(t, rec, &list)
@@ -925,13 +928,35 @@ func waitForRuns(t *testing.T, en *env, tok string, n int, since time.Time, tick
 		for _, c := range list {
 			done = done && c.LastAnalysisAt != nil && !c.LastAnalysisAt.Before(since)
 		}
-		if done {
-			return
+		return done
+	}) {
+		t.Fatalf("tracked companies = %+v, want %d with a run at or after %v", list, n, since)
+	}
+}
+
+// waitLogged waits until a line of en's log holds every one of subs: the
+// line a worker writes once it has recorded what the test waits for.
+func waitLogged(t *testing.T, en *env, within time.Duration, subs ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	holds := func(line string) bool {
+		for _, s := range subs {
+			if !strings.Contains(line, s) {
+				return false
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tracked companies = %+v, want %d with a run at or after %v", list, n, since)
+		return true
+	}
+	if _, err := en.logs.WaitFor(ctx, func(text string) bool {
+		for line := range strings.Lines(text) {
+			if holds(line) {
+				return true
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}); err != nil {
+		t.Fatalf("no log line with %q within %v", subs, within)
 	}
 }
 
@@ -967,23 +992,20 @@ func settleDeliveries(t *testing.T, en *env) (failed, delivered string) {
 	return oldest.ID, next.ID
 }
 
-// waitForJob polls the job until it reaches status.
-func waitForJob(t *testing.T, en *env, tok, id, status string) {
+// waitForJob waits until the job's runner has recorded its end (it logs
+// "job finished" then), and returns GET /jobs/{id}, which must answer it
+// in status.
+func waitForJob(t *testing.T, en *env, tok, id, status string) *httptest.ResponseRecorder {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var j jobBody
-		rec := en.do(t, request{target: "/jobs/" + id, token: tok})
-		wantStatus(t, rec, http.StatusOK)
-		decode(t, rec, &j)
-		if j.Status == status {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s is %s, want %s", id, j.Status, status)
-		}
-		time.Sleep(10 * time.Millisecond)
+	waitLogged(t, en, 30*time.Second, `"msg":"job finished"`, `"job_id":"`+id+`"`)
+	var j jobBody
+	rec := en.do(t, request{target: "/jobs/" + id, token: tok})
+	wantStatus(t, rec, http.StatusOK)
+	decode(t, rec, &j)
+	if j.Status != status {
+		t.Fatalf("job %s ended %s, want %s: %s", id, j.Status, status, rec.Body)
 	}
+	return rec
 }
 
 // conformanceStoreDown: with the database gone, every operation that needs
@@ -992,9 +1014,7 @@ func conformanceStoreDown(t *testing.T, s *spec, dialect string) {
 	en := newEnv(t, onDialect(dialect))
 	_, tok := en.admin(t)
 	refresh := en.login(t, adminEmail).RefreshToken
-	if err := en.st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	en.databaseDown(t)
 	var cases []apiCase
 	for _, r := range []request{
 		{method: "POST", target: "/auth/register", body: credentials("zed@example.com", password)},

@@ -284,9 +284,7 @@ func TestRateLimitStoreDown(t *testing.T) {
 		en.clk.Advance(10 * time.Second)
 		wantStatus(t, reg(), http.StatusUnprocessableEntity)
 		en.clk.Advance(10 * time.Second)
-		if err := en.st.Close(); err != nil {
-			t.Fatal(err)
-		}
+		en.databaseDown(t)
 		// Three more places in the process's window, which remembers the
 		// two; validation answers without the database.
 		for range 3 {

@@ -42,6 +42,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/tracking"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
 	"github.com/gatewayapis/shared/observe"
+	"github.com/gatewayapis/testkit/syncbuf"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -76,27 +77,13 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // env is the service wired as run wires it: a real store, real auth, real
 // rate-limit windows, all on one test clock.
 type env struct {
 	srv    http.Handler
 	st     *store.Store
 	clk    *clock
-	logs   *syncBuffer
+	logs   *syncbuf.Buffer
 	limits httpapi.Limits
 	root   string
 	nextIP atomic.Uint32
@@ -163,13 +150,30 @@ func withTrustedProxies(cidrs ...string) option {
 	}
 }
 
+// databaseDown closes the env's store: every later query fails, as with
+// the database gone. The work queue stops first, while it still can: a
+// queue left on a closed store spends its whole shutdown timeout (10 s)
+// at the test's end trying to give its leadership back, and the tests
+// that take the database away are about the HTTP answers, not the queue.
+func (en *env) databaseDown(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := en.q.Shutdown(ctx); err != nil {
+		t.Fatalf("stop the work queue: %v", err)
+	}
+	if err := en.st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func newEnv(t testing.TB, opts ...option) *env {
 	t.Helper()
 	o := options{dialect: store.SQLite}
 	for _, f := range opts {
 		f(&o)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clk := &clock{t: epoch}
 

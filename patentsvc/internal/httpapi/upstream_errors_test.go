@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
@@ -52,16 +51,8 @@ func TestSearchFailureNamedOnce(t *testing.T) {
 	wantStatus(t, rec, http.StatusAccepted)
 	var j jobBody
 	decode(t, rec, &j)
-	deadline := time.Now().Add(30 * time.Second)
-	for j.Status != "completed" && j.Status != "failed" {
-		if time.Now().After(deadline) {
-			t.Fatalf("job still %s", j.Status)
-		}
-		time.Sleep(10 * time.Millisecond)
-		rec = en.do(t, request{target: "/jobs/" + j.JobID, token: tok})
-		wantStatus(t, rec, http.StatusOK)
-		decode(t, rec, &j)
-	}
+	rec = waitForJob(t, en, tok, j.JobID, "completed")
+	decode(t, rec, &j)
 	if j.Status != "completed" || j.Result == nil || len(j.Result.Results) != 1 || j.Result.Results[0].Success {
 		t.Fatalf("job = %s, want completed with one failed company", rec.Body)
 	}

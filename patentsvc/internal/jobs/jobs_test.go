@@ -18,16 +18,19 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/queue"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/testkit/wait"
 )
 
 var ctx = context.Background()
 
 // gateBatcher is a Batcher whose companies each wait for a release, or
-// for the batch's context to end.
+// for the batch's context to end. With recorded, it sends there the
+// progress it has told the runner, once the runner has recorded it.
 type gateBatcher struct {
-	release chan struct{}
-	mu      sync.Mutex
-	calls   int
+	release  chan struct{}
+	recorded chan int
+	mu       sync.Mutex
+	calls    int
 }
 
 var _ jobs.Batcher = (*gateBatcher)(nil)
@@ -42,6 +45,9 @@ func (g *gateBatcher) AnalyzeBatch(ctx context.Context, names []patent.CompanyNa
 		case <-g.release:
 			res.Results = append(res.Results, patent.CompanyAnalysis{CompanyName: n.String(), Success: true, PatentCount: 1})
 			progress.Done(i + 1)
+			if g.recorded != nil {
+				g.recorded <- i + 1
+			}
 		case <-ctx.Done():
 			msg := "not analysed: " + context.Cause(ctx).Error()
 			res.Results = append(res.Results, patent.CompanyAnalysis{CompanyName: n.String(), Error: &msg})
@@ -56,19 +62,18 @@ func (g *gateBatcher) batches() int {
 	return g.calls
 }
 
+// waitStatus waits until the stored job id is in status want.
 func waitStatus(t *testing.T, st *store.Store, id, want string) patent.Job {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		j, err := st.Jobs().Job(ctx, id)
-		if err == nil && j.Status == want {
-			return j
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s status %q (err %v), want %q", id, j.Status, err, want)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var j patent.Job
+	var err error
+	if !wait.Until(30*time.Second, func() bool {
+		j, err = st.Jobs().Job(ctx, id)
+		return err == nil && j.Status == want
+	}) {
+		t.Fatalf("job %s status %q (err %v), want %q", id, j.Status, err, want)
 	}
+	return j
 }
 
 // world is a store, its work queue and a runner on it.
@@ -125,7 +130,7 @@ var defaults = jobs.Config{MaxPerUser: 10, Timeout: time.Minute}
 func TestLifecycle(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(d, func(t *testing.T) {
-			g := &gateBatcher{release: make(chan struct{})}
+			g := &gateBatcher{release: make(chan struct{}), recorded: make(chan int, 2)}
 			notify := &notifier{quiet: true}
 			w := newWorld(t, d, g, defaults, 1, notify, slog.New(slog.DiscardHandler))
 
@@ -135,19 +140,13 @@ func TestLifecycle(t *testing.T) {
 			}
 			waitStatus(t, w.st, j.ID, patent.JobRunning)
 			g.release <- struct{}{}
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				got, _ := w.st.Jobs().Job(ctx, j.ID)
-				if got.Completed == 1 {
-					if got.Progress() != 0.5 {
-						t.Errorf("progress = %v, want 0.5", got.Progress())
-					}
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("progress not recorded")
-				}
-				time.Sleep(5 * time.Millisecond)
+			select {
+			case <-g.recorded: // Done(1) has returned: the progress is stored
+			case <-time.After(10 * time.Second):
+				t.Fatal("progress not told after the first company")
+			}
+			if got, err := w.st.Jobs().Job(ctx, j.ID); err != nil || got.Completed != 1 || got.Progress() != 0.5 {
+				t.Errorf("after the first company: completed %d, progress %v (err %v); want 1, 0.5", got.Completed, got.Progress(), err)
 			}
 			g.release <- struct{}{}
 			done := waitStatus(t, w.st, j.ID, patent.JobCompleted)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/queue"
+	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 )
 
@@ -31,7 +32,7 @@ func TestMetrics(t *testing.T) {
 			if _, err := st.Jobs().CreateJob(context.Background(), patent.Job{ID: "j1", UserID: 1, Companies: []string{"Acme"}}, 0, 0); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(1100 * time.Millisecond) // the oldest unit has waited a second
+			backdate(t, st, 1100*time.Millisecond) // the oldest unit has waited a second
 			reg := prometheus.NewRegistry()
 			q.RegisterMetrics(context.Background(), reg)
 			want := `
@@ -57,6 +58,24 @@ patentsvc_queue_units{kind="webhook_delivery",state="available"} 0
 				}
 			}
 		})
+	}
+}
+
+// backdate makes every unit of the queue due d before now, as if it had
+// waited d for a worker since.
+func backdate(tb testing.TB, st *store.Store, d time.Duration) {
+	tb.Helper()
+	db, err := st.SQL()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var at any = time.Now().Add(-d).UTC()
+	q := "UPDATE river_job SET scheduled_at = $1"
+	if st.Dialect() == store.SQLite {
+		at, q = at.(time.Time).Format("2006-01-02 15:04:05.000"), "UPDATE river_job SET scheduled_at = ?" // River's text times there
+	}
+	if _, err := db.ExecContext(context.Background(), q, at); err != nil {
+		tb.Fatalf("backdate the units: %v", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/serpapi/serpapitest"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/testkit/wait"
 )
 
 // TestFirstRunAtOnce: a newly tracked company's first run is queued with
@@ -32,7 +33,7 @@ func TestFirstRunAtOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !waitUntil(10*time.Second, func() bool { return analysed(t, st, acme.ID) }) {
+			if !wait.Until(10*time.Second, func() bool { return analysed(t, st, acme.ID) }) {
 				t.Fatalf("Acme Corp not analysed 10 s after it was tracked (tick: 1 h)")
 			}
 			recs := analysistest.Analyses(t, st)
@@ -79,18 +80,8 @@ func TestFirstRunsOnce(t *testing.T) {
 				}
 				names = append(names, name)
 			}
-			ok := waitUntil(20*time.Second, func() bool {
-				for _, n := range names {
-					if fake.callsOf(n) == 0 {
-						return false
-					}
-				}
-				return true
-			})
-			time.Sleep(200 * time.Millisecond) // more ticks
-			if !ok {
-				t.Fatal("not every company ran")
-			}
+			fake.waitCalls(t, 20*time.Second, 1, names...)
+			moreTicks(t, 3, a, b) // more ticks
 			for _, n := range names {
 				if c := fake.callsOf(n); c != 1 {
 					t.Errorf("%s ran %d times, want once", n, c)

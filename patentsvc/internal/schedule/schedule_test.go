@@ -17,6 +17,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/schedule"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/testkit/wait"
 )
 
 var ctx = context.Background()
@@ -31,6 +32,8 @@ type fakeAnalyzer struct {
 	fresh  bool
 	// pubs are the publication numbers each company's search returns.
 	pubs map[string][]string
+	// called counts the calls, waking waitCalls.
+	called events
 }
 
 func newFake() *fakeAnalyzer {
@@ -40,6 +43,7 @@ func newFake() *fakeAnalyzer {
 func (f *fakeAnalyzer) AnalyzeCompany(_ context.Context, name patent.CompanyName, opts patent.AnalyzeOptions) patent.CompanyAnalysis {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.called.add()
 	f.calls[name.String()]++
 	f.fresh = f.fresh && opts.Fresh
 	if f.fail[name.String()] {
@@ -61,6 +65,71 @@ func (f *fakeAnalyzer) callsOf(name string) int {
 	return f.calls[name]
 }
 
+// waitCalls waits until every one of names has been analysed n times or
+// more, woken by each call.
+func (f *fakeAnalyzer) waitCalls(t *testing.T, within time.Duration, n int, names ...string) {
+	t.Helper()
+	if !f.called.await(within, func() bool {
+		for _, name := range names {
+			if f.callsOf(name) < n {
+				return false
+			}
+		}
+		return true
+	}) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		t.Fatalf("calls %v after %v, want %d of each of %q", f.calls, within, n, names)
+	}
+}
+
+// events counts events (a call, a tick) and wakes the goroutines that
+// wait for a condition they bring about. The zero value is ready.
+type events struct {
+	mu   sync.Mutex
+	n    int
+	next chan struct{} // closed by the next add
+}
+
+func (e *events) add() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.n++
+	if e.next != nil {
+		close(e.next)
+		e.next = nil
+	}
+}
+
+func (e *events) count() int { e.mu.Lock(); defer e.mu.Unlock(); return e.n }
+
+// wake returns a channel that the next add closes.
+func (e *events) wake() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.next == nil {
+		e.next = make(chan struct{})
+	}
+	return e.next
+}
+
+// await reports whether cond holds within d, looking at once and after
+// each event.
+func (e *events) await(d time.Duration, cond func() bool) bool {
+	timeout := time.After(d)
+	for {
+		next := e.wake() // before the look: an event after it wakes us
+		if cond() {
+			return true
+		}
+		select {
+		case <-next:
+		case <-timeout:
+			return cond()
+		}
+	}
+}
+
 type clock struct {
 	mu sync.Mutex
 	t  time.Time
@@ -79,6 +148,7 @@ type rig struct {
 	st    *store.Store
 	q     *queue.Queue
 	sched *schedule.Scheduler
+	ticks events // the ticks startTicks's gocron has made
 }
 
 // newRig opens a store of dialect whose queue runs scheduled runs through
@@ -116,7 +186,10 @@ func (r *rig) startTicks(t *testing.T, every time.Duration) {
 	t.Helper()
 	s, err := gocron.NewScheduler()
 	if err == nil {
-		_, err = s.NewJob(gocron.DurationJob(every), gocron.NewTask(r.sched.QueueDue),
+		_, err = s.NewJob(gocron.DurationJob(every), gocron.NewTask(func(ctx context.Context) {
+			r.sched.QueueDue(ctx)
+			r.ticks.add()
+		}),
 			gocron.WithSingletonMode(gocron.LimitModeReschedule), gocron.WithStartAt(gocron.WithStartImmediately()))
 	}
 	if err != nil {
@@ -137,7 +210,7 @@ func (r *rig) tick(t *testing.T) {
 // settle waits until no scheduled run is left alive in the queue.
 func (r *rig) settle(t *testing.T) {
 	t.Helper()
-	ok := waitUntil(20*time.Second, func() bool {
+	ok := wait.Until(20*time.Second, func() bool {
 		for _, u := range storetest.Units(t, r.st, patent.KindScheduledRun) {
 			if u.State != "completed" && u.State != "discarded" && u.State != "cancelled" {
 				return false
@@ -150,16 +223,20 @@ func (r *rig) settle(t *testing.T) {
 	}
 }
 
-// waitUntil polls cond every 10 ms for up to d.
-func waitUntil(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
+// moreTicks waits until the runs queued so far have ended, every replica
+// has then made n more ticks (each queueing whatever was due by then),
+// and the queue has run what they queued: any run they were to make again
+// has been made.
+func moreTicks(t *testing.T, n int, replicas ...*rig) {
+	t.Helper()
+	replicas[0].settle(t) // one database: every replica's units
+	for _, r := range replicas {
+		want := r.ticks.count() + n
+		if !r.ticks.await(20*time.Second, func() bool { return r.ticks.count() >= want }) {
+			t.Fatalf("%d ticks within 20 s, want %d", r.ticks.count(), want)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	return true
+	replicas[0].settle(t)
 }
 
 // alertLog records the alerts composed by the scheduler's runs (on the
@@ -270,18 +347,12 @@ func TestReplicasRunEachDueOnce(t *testing.T) {
 			for _, r := range replicas {
 				r.startTicks(t, 50*time.Millisecond)
 			}
-			ok := waitUntil(20*time.Second, func() bool {
-				for _, n := range names {
-					if fake.callsOf(n.String()) == 0 {
-						return false
-					}
-				}
-				return true
-			})
-			time.Sleep(300 * time.Millisecond) // several more ticks on every replica
-			if !ok {
-				t.Fatal("not every company ran")
+			var all []string
+			for _, n := range names {
+				all = append(all, n.String())
 			}
+			fake.waitCalls(t, 20*time.Second, 1, all...)
+			moreTicks(t, 3, replicas...) // several more ticks on every replica
 			for _, n := range names {
 				if c := fake.callsOf(n.String()); c != 1 {
 					t.Errorf("%s ran %d times, want once", n, c)
@@ -307,13 +378,7 @@ func TestShortInterval(t *testing.T) {
 		fake, notifierFunc(func(a patent.Alert) ([]patent.Delivery, error) { alerts <- a; return nil, nil }))
 	storetest.Track(ctx, r.st, "Acme", time.Now())
 	r.startTicks(t, 50*time.Millisecond)
-	deadline := time.Now().Add(20 * time.Second)
-	for fake.callsOf("Acme") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("Acme analysed %d times, want repeated runs", fake.callsOf("Acme"))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	fake.waitCalls(t, 20*time.Second, 2, "Acme")
 	fake.set("Acme", 20)
 	select {
 	case a := <-alerts:

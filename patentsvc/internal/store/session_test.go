@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
+	"github.com/gatewayapis/testkit/syncbuf"
+	"github.com/gatewayapis/testkit/wait"
 )
 
 // openSession opens s's liveness session and ends its start-up; it is
@@ -240,19 +243,14 @@ func TestDeadReplicaUnits(t *testing.T) {
 func waitSessionGone(t *testing.T, s *store.Store, se *store.Session) {
 	t.Helper()
 	db, _ := s.SQL()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int
+	var n int
+	if !wait.Until(10*time.Second, func() bool {
 		if err := db.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", "patentsvc liveness "+se.ID()).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the session %s still open 10 s after it was closed", se.ID())
-		}
-		time.Sleep(10 * time.Millisecond)
+		return n == 0
+	}) {
+		t.Fatalf("the session %s still open 10 s after it was closed", se.ID())
 	}
 }
 
@@ -280,7 +278,15 @@ func TestDeadProcessUnitsSQLite(t *testing.T) {
 // same name and key: the replica is alive again, with a new context.
 func TestSessionLostAndOpenAgain(t *testing.T) {
 	s := storetest.OpenAt(t, store.Postgres, storetest.DSN(t, store.Postgres), time.Now)
-	se := openSession(t, s)
+	var logs syncbuf.Buffer // the session's log: it says when it is open again
+	se, err := s.OpenSession(ctx, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatalf("liveness session: %v", err)
+	}
+	t.Cleanup(se.Close)
+	if err := se.Started(ctx); err != nil {
+		t.Fatalf("liveness session: %v", err)
+	}
 	before := se.Context()
 	db, _ := s.SQL()
 	var ended bool
@@ -295,12 +301,13 @@ func TestSessionLostAndOpenAgain(t *testing.T) {
 	if cause := context.Cause(before); !errors.Is(cause, store.ErrSessionLost) {
 		t.Errorf("cause = %v, want ErrSessionLost", cause)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for se.Context().Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the session was not opened again within 20 s")
-		}
-		time.Sleep(20 * time.Millisecond)
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if out, err := logs.WaitFor(wctx, func(text string) bool { return strings.Contains(text, `"msg":"liveness session open again"`) }); err != nil {
+		t.Fatalf("the session was not opened again within 20 s; its log:\n%s", out)
+	}
+	if err := se.Context().Err(); err != nil {
+		t.Errorf("opened again, the session's context = %v, want a live one", err)
 	}
 	var held int
 	if err := db.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", "patentsvc liveness "+se.ID()).Scan(&held); err != nil || held != 1 {

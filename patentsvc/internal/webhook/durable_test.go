@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/gatewayapis/patentsvc/internal/store"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
+	"github.com/gatewayapis/testkit/wait"
 )
 
 // The tests of this file run against the real store and work queue, on
@@ -71,23 +71,41 @@ func listed(tb testing.TB, st *store.Store) []patent.Delivery {
 	return items
 }
 
+// waitStatus waits until n deliveries are in status and returns them.
 func waitStatus(tb testing.TB, st *store.Store, status string, n int, within time.Duration) []patent.Delivery {
 	tb.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		var got []patent.Delivery
+	var got []patent.Delivery
+	if !wait.Until(within, func() bool {
+		got = nil
 		for _, d := range listed(tb, st) {
 			if d.Status == status {
 				got = append(got, d)
 			}
 		}
-		if len(got) >= n {
-			return got
+		return len(got) >= n
+	}) {
+		tb.Fatalf("%d deliveries %s within %v, want %d: %+v", len(got), status, within, n, listed(tb, st))
+	}
+	return got
+}
+
+// settled waits until every delivery unit has ended (completed, cancelled
+// or discarded): no attempt is under way or due any more, so whatever
+// attempt a receiver is to get has reached it by then. It stands for "no
+// more arrives" without waiting a while to see.
+func settled(tb testing.TB, st *store.Store) {
+	tb.Helper()
+	var units []storetest.Unit
+	if !wait.Until(20*time.Second, func() bool {
+		units = storetest.Units(tb, st, patent.KindDelivery)
+		for _, u := range units {
+			if u.State != "completed" && u.State != "cancelled" && u.State != "discarded" {
+				return false
+			}
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("%d deliveries %s within %v, want %d: %+v", len(got), status, within, n, listed(tb, st))
-		}
-		time.Sleep(10 * time.Millisecond)
+		return len(units) > 0
+	}) {
+		tb.Fatalf("delivery units not ended within 20 s: %+v", units)
 	}
 }
 
@@ -106,7 +124,7 @@ func TestReceiverDownThenUp(t *testing.T) {
 		raise(t, st, d, 1)
 
 		done := waitStatus(t, st, patent.DeliveryDelivered, 1, 20*time.Second)
-		time.Sleep(100 * time.Millisecond) // nothing more may arrive
+		settled(t, st) // nothing more may arrive
 		got := rc.deliveries()
 		if len(got) != 4 {
 			t.Fatalf("receiver got %d requests, want 4 (3 failures, 1 success)", len(got))
@@ -171,7 +189,7 @@ func TestGoneAndExhausted(t *testing.T) {
 		st, _, d := durable(t, dialect, dsn, []string{gone.URL, down.URL}, fastSchedule, 5*time.Second)
 		raise(t, st, d, 1)
 		failed := waitStatus(t, st, patent.DeliveryFailed, 2, 20*time.Second)
-		time.Sleep(100 * time.Millisecond)
+		settled(t, st) // nothing more may arrive
 		if n := len(gone.deliveries()); n != 1 {
 			t.Errorf("410 receiver got %d requests, want 1", n)
 		}
@@ -206,7 +224,7 @@ func TestTwoReplicasSendEachOnce(t *testing.T) {
 			}
 		}
 		waitStatus(t, a, patent.DeliveryDelivered, n, 30*time.Second)
-		time.Sleep(100 * time.Millisecond)
+		settled(t, a) // nothing more may arrive, from either replica
 		seen := map[string]int{}
 		for _, g := range rc.deliveries() {
 			seen[g.header.Get("webhook-id")]++
@@ -229,10 +247,11 @@ func TestTwoReplicasSendEachOnce(t *testing.T) {
 // answers, with the same webhook-id and one attempt counted.
 func TestShutdownDoesNotWaitForReceiver(t *testing.T) {
 	eachDurable(t, func(t *testing.T, dialect, dsn string) {
-		var up atomic.Bool
+		up := make(chan struct{}) // closed when the receiver answers
 		rc := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
-			for !up.Load() && r.Context().Err() == nil {
-				time.Sleep(5 * time.Millisecond)
+			select {
+			case <-up:
+			case <-r.Context().Done():
 			}
 		})
 		st, q, d := durable(t, dialect, dsn, []string{rc.URL}, fastSchedule, 30*time.Second)
@@ -257,7 +276,7 @@ func TestShutdownDoesNotWaitForReceiver(t *testing.T) {
 			t.Fatalf("delivery units after the cut = %+v, want it available again", units)
 		}
 
-		up.Store(true)
+		close(up)
 		durable(t, dialect, dsn, []string{rc.URL}, fastSchedule, 5*time.Second) // the next replica
 		done := waitStatus(t, st, patent.DeliveryDelivered, 1, 20*time.Second)[0]
 		got := rc.deliveries()

@@ -1,7 +1,6 @@
 package webhook_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/webhook"
+	"github.com/gatewayapis/testkit/syncbuf"
 )
 
 // fastSchedule keeps retry tests quick: 4 attempts, 5 ms apart.
@@ -146,28 +146,16 @@ func (m *memStore) settle(id string, err error) {
 	}
 }
 
-// logBuffer collects a dispatcher's JSON log lines.
+// logBuffer collects a dispatcher's JSON log lines; each write wakes
+// waitFor.
 type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	syncbuf.Buffer
 }
 
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// count is the number of log lines holding every one of subs.
-func (b *logBuffer) count(subs ...string) int {
+// countLines is the number of lines of text holding every one of subs.
+func countLines(text string, subs ...string) int {
 	n := 0
-	for line := range strings.Lines(b.String()) {
+	for line := range strings.Lines(text) {
 		all := true
 		for _, s := range subs {
 			all = all && strings.Contains(line, s)
@@ -182,12 +170,10 @@ func (b *logBuffer) count(subs ...string) int {
 // waitFor waits until n log lines hold every one of subs.
 func (b *logBuffer) waitFor(tb testing.TB, n int, subs ...string) {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for b.count(subs...) < n {
-		if time.Now().After(deadline) {
-			tb.Fatalf("no %d log lines with %q after 10s; logs:\n%s", n, subs, b.String())
-		}
-		time.Sleep(5 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if text, err := b.WaitFor(ctx, func(text string) bool { return countLines(text, subs...) >= n }); err != nil {
+		tb.Fatalf("no %d log lines with %q after 10s; logs:\n%s", n, subs, text)
 	}
 }
 
