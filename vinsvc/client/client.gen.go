@@ -22,15 +22,16 @@ import (
 
 // Defines values for ErrorCode.
 const (
-	ErrorCodeBADREQUEST       ErrorCode = "BAD_REQUEST"
-	ErrorCodeFORBIDDEN        ErrorCode = "FORBIDDEN"
-	ErrorCodeINTERNALERROR    ErrorCode = "INTERNAL_ERROR"
-	ErrorCodeINVALIDVIN       ErrorCode = "INVALID_VIN"
-	ErrorCodeMETHODNOTALLOWED ErrorCode = "METHOD_NOT_ALLOWED"
-	ErrorCodeNOTFOUND         ErrorCode = "NOT_FOUND"
-	ErrorCodePAYLOADTOOLARGE  ErrorCode = "PAYLOAD_TOO_LARGE"
-	ErrorCodeRATELIMITED      ErrorCode = "RATE_LIMITED"
-	ErrorCodeUPSTREAMERROR    ErrorCode = "UPSTREAM_ERROR"
+	ErrorCodeBADREQUEST          ErrorCode = "BAD_REQUEST"
+	ErrorCodeFORBIDDEN           ErrorCode = "FORBIDDEN"
+	ErrorCodeINTERNALERROR       ErrorCode = "INTERNAL_ERROR"
+	ErrorCodeINVALIDVIN          ErrorCode = "INVALID_VIN"
+	ErrorCodeMETHODNOTALLOWED    ErrorCode = "METHOD_NOT_ALLOWED"
+	ErrorCodeNOTFOUND            ErrorCode = "NOT_FOUND"
+	ErrorCodePAYLOADTOOLARGE     ErrorCode = "PAYLOAD_TOO_LARGE"
+	ErrorCodeRATELIMITED         ErrorCode = "RATE_LIMITED"
+	ErrorCodeSNAPSHOTUNAVAILABLE ErrorCode = "SNAPSHOT_UNAVAILABLE"
+	ErrorCodeUPSTREAMERROR       ErrorCode = "UPSTREAM_ERROR"
 )
 
 // Valid indicates whether the value is a known member of the ErrorCode enum.
@@ -51,6 +52,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodePAYLOADTOOLARGE:
 		return true
 	case ErrorCodeRATELIMITED:
+		return true
+	case ErrorCodeSNAPSHOTUNAVAILABLE:
 		return true
 	case ErrorCodeUPSTREAMERROR:
 		return true
@@ -239,6 +242,30 @@ const (
 func (e ProbeUnavailableStatus) Valid() bool {
 	switch e {
 	case ProbeUnavailableStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuggestionEdit.
+const (
+	SuggestionEditDeletion      SuggestionEdit = "deletion"
+	SuggestionEditInsertion     SuggestionEdit = "insertion"
+	SuggestionEditSubstitution  SuggestionEdit = "substitution"
+	SuggestionEditTransposition SuggestionEdit = "transposition"
+)
+
+// Valid indicates whether the value is a known member of the SuggestionEdit enum.
+func (e SuggestionEdit) Valid() bool {
+	switch e {
+	case SuggestionEditDeletion:
+		return true
+	case SuggestionEditInsertion:
+		return true
+	case SuggestionEditSubstitution:
+		return true
+	case SuggestionEditTransposition:
 		return true
 	default:
 		return false
@@ -1097,6 +1124,126 @@ func (e GetHealth503JSONResponseBodyUpstreamUpstreamCatalog) Valid() bool {
 	}
 }
 
+// Defines values for SuggestVin400JSONResponseBodyError.
+const (
+	SuggestVin400JSONResponseBodyErrorBADREQUEST SuggestVin400JSONResponseBodyError = "BAD_REQUEST"
+)
+
+// Valid indicates whether the value is a known member of the SuggestVin400JSONResponseBodyError enum.
+func (e SuggestVin400JSONResponseBodyError) Valid() bool {
+	switch e {
+	case SuggestVin400JSONResponseBodyErrorBADREQUEST:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuggestVin400JSONResponseBodyStatus.
+const (
+	SuggestVin400JSONResponseBodyStatusN400 SuggestVin400JSONResponseBodyStatus = 400
+)
+
+// Valid indicates whether the value is a known member of the SuggestVin400JSONResponseBodyStatus enum.
+func (e SuggestVin400JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case SuggestVin400JSONResponseBodyStatusN400:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuggestVin403JSONResponseBodyError.
+const (
+	SuggestVin403JSONResponseBodyErrorFORBIDDEN SuggestVin403JSONResponseBodyError = "FORBIDDEN"
+)
+
+// Valid indicates whether the value is a known member of the SuggestVin403JSONResponseBodyError enum.
+func (e SuggestVin403JSONResponseBodyError) Valid() bool {
+	switch e {
+	case SuggestVin403JSONResponseBodyErrorFORBIDDEN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuggestVin403JSONResponseBodyStatus.
+const (
+	SuggestVin403JSONResponseBodyStatusN403 SuggestVin403JSONResponseBodyStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the SuggestVin403JSONResponseBodyStatus enum.
+func (e SuggestVin403JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case SuggestVin403JSONResponseBodyStatusN403:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuggestVin429JSONResponseBodyError.
+const (
+	SuggestVin429JSONResponseBodyErrorRATELIMITED SuggestVin429JSONResponseBodyError = "RATE_LIMITED"
+)
+
+// Valid indicates whether the value is a known member of the SuggestVin429JSONResponseBodyError enum.
+func (e SuggestVin429JSONResponseBodyError) Valid() bool {
+	switch e {
+	case SuggestVin429JSONResponseBodyErrorRATELIMITED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuggestVin429JSONResponseBodyStatus.
+const (
+	SuggestVin429JSONResponseBodyStatusN429 SuggestVin429JSONResponseBodyStatus = 429
+)
+
+// Valid indicates whether the value is a known member of the SuggestVin429JSONResponseBodyStatus enum.
+func (e SuggestVin429JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case SuggestVin429JSONResponseBodyStatusN429:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuggestVin503JSONResponseBodyError.
+const (
+	SuggestVin503JSONResponseBodyErrorSNAPSHOTUNAVAILABLE SuggestVin503JSONResponseBodyError = "SNAPSHOT_UNAVAILABLE"
+)
+
+// Valid indicates whether the value is a known member of the SuggestVin503JSONResponseBodyError enum.
+func (e SuggestVin503JSONResponseBodyError) Valid() bool {
+	switch e {
+	case SuggestVin503JSONResponseBodyErrorSNAPSHOTUNAVAILABLE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuggestVin503JSONResponseBodyStatus.
+const (
+	SuggestVin503JSONResponseBodyStatusN503 SuggestVin503JSONResponseBodyStatus = 503
+)
+
+// Valid indicates whether the value is a known member of the SuggestVin503JSONResponseBodyStatus enum.
+func (e SuggestVin503JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case SuggestVin503JSONResponseBodyStatusN503:
+		return true
+	default:
+		return false
+	}
+}
+
 // BatchRequest Examples: {"vins":["1HGCM82633A004352","1FTMW1T88MFA00001"]}
 type BatchRequest struct {
 	// Vins 1 to 50 VINs, each a string that should match
@@ -1133,7 +1280,8 @@ type Error struct {
 	// `FORBIDDEN` (403), `RATE_LIMITED` (429), `UPSTREAM_ERROR` (500: the
 	// upstream failed or answered garbage), `INTERNAL_ERROR` (500),
 	// `NOT_FOUND` (404), `METHOD_NOT_ALLOWED` (405), `PAYLOAD_TOO_LARGE`
-	// (413).
+	// (413), `SNAPSHOT_UNAVAILABLE` (503: `/v1/suggest` without a vPIC
+	// snapshot).
 	Error ErrorCode `json:"error"`
 
 	// Message Human-readable; never reveals upstream URLs, addresses or internal errors.
@@ -1148,7 +1296,8 @@ type Error struct {
 // `FORBIDDEN` (403), `RATE_LIMITED` (429), `UPSTREAM_ERROR` (500: the
 // upstream failed or answered garbage), `INTERNAL_ERROR` (500),
 // `NOT_FOUND` (404), `METHOD_NOT_ALLOWED` (405), `PAYLOAD_TOO_LARGE`
-// (413).
+// (413), `SNAPSHOT_UNAVAILABLE` (503: `/v1/suggest` without a vPIC
+// snapshot).
 type ErrorCode string
 
 // HealthResponse defines model for HealthResponse.
@@ -1269,6 +1418,46 @@ type ProbeUnavailableError string
 
 // ProbeUnavailableStatus defines model for ProbeUnavailable.Status.
 type ProbeUnavailableStatus int
+
+// SuggestResponse defines model for SuggestResponse.
+type SuggestResponse struct {
+	// Suggestions Best first; empty when `valid`.
+	Suggestions []Suggestion `json:"suggestions"`
+
+	// Valid The input is a well-formed VIN whose check digit calculates (or
+	// whose WMI is outside North America) and that the snapshot
+	// decodes to a make.
+	Valid bool `json:"valid"`
+
+	// Vin The input, trimmed and upper-cased.
+	Vin string `json:"vin"`
+}
+
+// Suggestion defines model for Suggestion.
+type Suggestion struct {
+	// Edit What the suggestion undoes: a character replaced, two adjacent
+	// characters swapped, one removed from an 18-character input, one
+	// added to a 16-character input.
+	Edit SuggestionEdit `json:"edit"`
+	Make string         `json:"make"`
+
+	// Model Empty when the snapshot decodes no model.
+	Model     string `json:"model"`
+	ModelYear string `json:"model_year"`
+
+	// Positions The 1-based positions in the suggested VIN that differ from the input.
+	Positions []int `json:"positions"`
+
+	// Vin A normalised VIN.
+	//
+	// Examples: 1HGCM82633A004352
+	Vin Vin `json:"vin"`
+}
+
+// SuggestionEdit What the suggestion undoes: a character replaced, two adjacent
+// characters swapped, one removed from an 18-character input, one
+// added to a 16-character input.
+type SuggestionEdit string
 
 // Vin A normalised VIN.
 //
@@ -1789,6 +1978,51 @@ type GetHealth503JSONResponseBodyStatus string
 // GetHealth503JSONResponseBodyUpstreamUpstreamCatalog defines parameters for GetHealth.
 type GetHealth503JSONResponseBodyUpstreamUpstreamCatalog string
 
+// SuggestVinParams defines parameters for SuggestVin.
+type SuggestVinParams struct {
+	// Vin The VIN as typed: 16 to 18 letters and digits (I, O and Q
+	// allowed) once trimmed of surrounding white space and upper-cased.
+	// Anything else is 400 `BAD_REQUEST`.
+	Vin string `form:"vin" json:"vin"`
+
+	// XGatewaySubscription The subscriber's plan, set by the gateway; chooses the rate limit
+	// (case-insensitive; absent or unknown uses the `default` plan). The
+	// built-in plans are BASIC, PRO, ULTRA and MEGA (`RATE_LIMITS`).
+	XGatewaySubscription *XGatewaySubscription `json:"X-Gateway-Subscription,omitempty"`
+
+	// XGatewayUser The subscriber, set by the gateway; one rate-limit bucket per plan and subscriber. Absent, the client's socket address is the subscriber.
+	XGatewayUser *XGatewayUser `json:"X-Gateway-User,omitempty"`
+
+	// XRequestId A request id to keep. It is echoed in the response when it is 1 to
+	// 128 characters of `[A-Za-z0-9._-]`; any other value is replaced by a
+	// new UUID (it is never an error).
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// SuggestVin400JSONResponseBodyError defines parameters for SuggestVin.
+type SuggestVin400JSONResponseBodyError string
+
+// SuggestVin400JSONResponseBodyStatus defines parameters for SuggestVin.
+type SuggestVin400JSONResponseBodyStatus int
+
+// SuggestVin403JSONResponseBodyError defines parameters for SuggestVin.
+type SuggestVin403JSONResponseBodyError string
+
+// SuggestVin403JSONResponseBodyStatus defines parameters for SuggestVin.
+type SuggestVin403JSONResponseBodyStatus int
+
+// SuggestVin429JSONResponseBodyError defines parameters for SuggestVin.
+type SuggestVin429JSONResponseBodyError string
+
+// SuggestVin429JSONResponseBodyStatus defines parameters for SuggestVin.
+type SuggestVin429JSONResponseBodyStatus int
+
+// SuggestVin503JSONResponseBodyError defines parameters for SuggestVin.
+type SuggestVin503JSONResponseBodyError string
+
+// SuggestVin503JSONResponseBodyStatus defines parameters for SuggestVin.
+type SuggestVin503JSONResponseBodyStatus int
+
 // DecodeBatchJSONRequestBody defines body for DecodeBatch for application/json ContentType.
 type DecodeBatchJSONRequestBody = BatchRequest
 
@@ -2299,6 +2533,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/health (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, params *GetHealthParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SuggestVin Suggest the VINs a mistyped one was meant to be
+	//
+	// For a VIN typed from a windshield or read by a camera: whether it is
+	// valid as typed and, if not, up to five VINs one edit away from it
+	// (a character replaced, two neighbours swapped, one removed from an
+	// 18-character input or added to a 16-character one), each a
+	// well-formed VIN whose check digit calculates (where it applies: a
+	// North American WMI) and that the embedded vPIC snapshot decodes to a
+	// make and a model year; best first: the likelier mistakes (I, O, Q
+	// for 1 and 0; look-alikes such as 5/S, 8/B, 2/Z; a neighbouring key;
+	// a swap) before the others and, among equals, the fuller decodes.
+	// Answered from the snapshot alone, never from vPIC; counts against
+	// the plan's limit as one decode. The input is trimmed and
+	// upper-cased; the letters I, O and Q are allowed here.
+	//
+	// Corresponds with GET /v1/suggest (the `SuggestVin` operationId).
+	SuggestVin(ctx context.Context, params *SuggestVinParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetDocsPage The interactive API reference
@@ -2510,6 +2762,34 @@ func (c *Client) DecodeVin(ctx context.Context, params *DecodeVinParams, reqEdit
 // Corresponds with GET /v1/health (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, params *GetHealthParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHealthRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SuggestVin Suggest the VINs a mistyped one was meant to be
+//
+// For a VIN typed from a windshield or read by a camera: whether it is
+// valid as typed and, if not, up to five VINs one edit away from it
+// (a character replaced, two neighbours swapped, one removed from an
+// 18-character input or added to a 16-character one), each a
+// well-formed VIN whose check digit calculates (where it applies: a
+// North American WMI) and that the embedded vPIC snapshot decodes to a
+// make and a model year; best first: the likelier mistakes (I, O, Q
+// for 1 and 0; look-alikes such as 5/S, 8/B, 2/Z; a neighbouring key;
+// a swap) before the others and, among equals, the fuller decodes.
+// Answered from the snapshot alone, never from vPIC; counts against
+// the plan's limit as one decode. The input is trimmed and
+// upper-cased; the letters I, O and Q are allowed here.
+//
+// Corresponds with GET /v1/suggest (the `SuggestVin` operationId).
+func (c *Client) SuggestVin(ctx context.Context, params *SuggestVinParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSuggestVinRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3057,6 +3337,93 @@ func NewGetHealthRequest(server string, params *GetHealthParams) (*http.Request,
 	return req, nil
 }
 
+// NewSuggestVinRequest constructs an http.Request for the SuggestVin method
+func NewSuggestVinRequest(server string, params *SuggestVinParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/suggest")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "vin", params.Vin, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XGatewaySubscription != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Gateway-Subscription", *params.XGatewaySubscription, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Gateway-Subscription", headerParam0)
+		}
+
+		if params.XGatewayUser != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Gateway-User", *params.XGatewayUser, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Gateway-User", headerParam1)
+		}
+
+		if params.XRequestId != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -3235,6 +3602,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/health (the `GetHealth` operationId).
 	GetHealthWithResponse(ctx context.Context, params *GetHealthParams, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
+
+	// SuggestVinWithResponse Suggest the VINs a mistyped one was meant to be
+	//
+	// For a VIN typed from a windshield or read by a camera: whether it is
+	// valid as typed and, if not, up to five VINs one edit away from it
+	// (a character replaced, two neighbours swapped, one removed from an
+	// 18-character input or added to a 16-character one), each a
+	// well-formed VIN whose check digit calculates (where it applies: a
+	// North American WMI) and that the embedded vPIC snapshot decodes to a
+	// make and a model year; best first: the likelier mistakes (I, O, Q
+	// for 1 and 0; look-alikes such as 5/S, 8/B, 2/Z; a neighbouring key;
+	// a swap) before the others and, among equals, the fuller decodes.
+	// Answered from the snapshot alone, never from vPIC; counts against
+	// the plan's limit as one decode. The input is trimmed and
+	// upper-cased; the letters I, O and Q are allowed here.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/suggest (the `SuggestVin` operationId).
+	SuggestVinWithResponse(ctx context.Context, params *SuggestVinParams, reqEditors ...RequestEditorFn) (*SuggestVinResponse, error)
 }
 
 // GetDocsPageResponse200Headers the declared response headers of an HTTP 200 response for GetDocsPage
@@ -4069,6 +4456,143 @@ func (r GetHealthResponse) ContentType() string {
 	return ""
 }
 
+// SuggestVinResponse200Headers the declared response headers of an HTTP 200 response for SuggestVin
+type SuggestVinResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// SuggestVinResponse400Headers the declared response headers of an HTTP 400 response for SuggestVin
+type SuggestVinResponse400Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+// SuggestVinResponse403Headers the declared response headers of an HTTP 403 response for SuggestVin
+type SuggestVinResponse403Headers struct {
+	XRequestId string
+}
+
+// SuggestVinResponse429Headers the declared response headers of an HTTP 429 response for SuggestVin
+type SuggestVinResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRequestId          string
+}
+
+// SuggestVinResponse503Headers the declared response headers of an HTTP 503 response for SuggestVin
+type SuggestVinResponse503Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRequestId          string
+}
+
+type SuggestVinResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SuggestResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *struct {
+		Error SuggestVin400JSONResponseBodyError `json:"error"`
+
+		// Message Human-readable; never reveals upstream URLs, addresses or internal errors.
+		Message string                              `json:"message"`
+		Status  SuggestVin400JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *struct {
+		Error SuggestVin503JSONResponseBodyError `json:"error"`
+
+		// Message Human-readable; never reveals upstream URLs, addresses or internal errors.
+		Message string                              `json:"message"`
+		Status  SuggestVin503JSONResponseBodyStatus `json:"status"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SuggestVinResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SuggestVinResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SuggestVinResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SuggestVinResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SuggestVinResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SuggestVinResponse) GetJSON200() *SuggestResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SuggestVinResponse) GetJSON400() *struct {
+	Error SuggestVin400JSONResponseBodyError `json:"error"`
+
+	// Message Human-readable; never reveals upstream URLs, addresses or internal errors.
+	Message string                              `json:"message"`
+	Status  SuggestVin400JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SuggestVinResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SuggestVinResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SuggestVinResponse) GetJSON503() *struct {
+	Error SuggestVin503JSONResponseBodyError `json:"error"`
+
+	// Message Human-readable; never reveals upstream URLs, addresses or internal errors.
+	Message string                              `json:"message"`
+	Status  SuggestVin503JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SuggestVinResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SuggestVinResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SuggestVinResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SuggestVinResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetDocsPageWithResponse The interactive API reference
 //
 // An HTML page showing this document with Swagger UI: every operation,
@@ -4262,6 +4786,32 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, params 
 		return nil, err
 	}
 	return ParseGetHealthResponse(rsp)
+}
+
+// SuggestVinWithResponse Suggest the VINs a mistyped one was meant to be
+//
+// For a VIN typed from a windshield or read by a camera: whether it is
+// valid as typed and, if not, up to five VINs one edit away from it
+// (a character replaced, two neighbours swapped, one removed from an
+// 18-character input or added to a 16-character one), each a
+// well-formed VIN whose check digit calculates (where it applies: a
+// North American WMI) and that the embedded vPIC snapshot decodes to a
+// make and a model year; best first: the likelier mistakes (I, O, Q
+// for 1 and 0; look-alikes such as 5/S, 8/B, 2/Z; a neighbouring key;
+// a swap) before the others and, among equals, the fuller decodes.
+// Answered from the snapshot alone, never from vPIC; counts against
+// the plan's limit as one decode. The input is trimmed and
+// upper-cased; the letters I, O and Q are allowed here.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/suggest (the `SuggestVin` operationId).
+func (c *ClientWithResponses) SuggestVinWithResponse(ctx context.Context, params *SuggestVinParams, reqEditors ...RequestEditorFn) (*SuggestVinResponse, error) {
+	rsp, err := c.SuggestVin(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSuggestVinResponse(rsp)
 }
 
 // ParseGetDocsPageResponse parses an HTTP response from a GetDocsPageWithResponse call
@@ -5203,6 +5753,188 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSuggestVinResponse parses an HTTP response from a SuggestVinWithResponse call
+func ParseSuggestVinResponse(rsp *http.Response) (*SuggestVinResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SuggestVinResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SuggestResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest struct {
+			Error SuggestVin400JSONResponseBodyError `json:"error"`
+
+			// Message Human-readable; never reveals upstream URLs, addresses or internal errors.
+			Message string                              `json:"message"`
+			Status  SuggestVin400JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest struct {
+			Error SuggestVin503JSONResponseBodyError `json:"error"`
+
+			// Message Human-readable; never reveals upstream URLs, addresses or internal errors.
+			Message string                              `json:"message"`
+			Status  SuggestVin503JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SuggestVinResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SuggestVinResponse400Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers SuggestVinResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers SuggestVinResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SuggestVinResponse503Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string

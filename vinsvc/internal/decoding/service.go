@@ -62,6 +62,13 @@ func (s *Service) DecodeBatch(ctx context.Context, vins []string, withRaw bool) 
 	return s.answers.DecodeBatch(ctx, vins, withRaw)
 }
 
+// Suggest answers a typed VIN from the snapshot: valid, or the likeliest
+// VINs one edit away (Snapshots.Suggest). It never calls vPIC nor the
+// cache.
+func (s *Service) Suggest(ctx context.Context, typed string) (vin.Suggestions, error) {
+	return s.h.Suggest(ctx, typed)
+}
+
 // HitRate returns the Decoder's cache hits / lookups over the last 24
 // hours (Decoder.HitRate).
 func (s *Service) HitRate() float64 { return s.dec.HitRate() }

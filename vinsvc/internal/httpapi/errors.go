@@ -18,6 +18,7 @@ const (
 	codeForbidden  = "FORBIDDEN"
 	codeRateLimit  = "RATE_LIMITED"
 	codeUpstream   = "UPSTREAM_ERROR"
+	codeNoSnapshot = "SNAPSHOT_UNAVAILABLE"
 )
 
 // statusTable maps domain errors to responses, walked in order with
@@ -29,6 +30,7 @@ var statusTable = []struct {
 	message string // empty: the error's own text
 }{
 	{vin.ErrInvalid, http.StatusBadRequest, codeInvalidVIN, ""},
+	{vin.ErrNoSnapshot, http.StatusServiceUnavailable, codeNoSnapshot, ""},
 	{vin.ErrUpstream, http.StatusInternalServerError, codeUpstream, "the vehicle data upstream failed or answered garbage; try again later"},
 	{context.DeadlineExceeded, http.StatusInternalServerError, codeUpstream, "the vehicle data upstream did not answer in time; try again later"},
 }

@@ -188,6 +188,17 @@ func conformanceCases() []conformanceCase {
 		{name: "batch-429", opts: []option{withLimits("default=2/1m")}, req: request{method: post, target: "/v1/batch", body: batchOf(honda, honda, honda)}, status: 429},
 		{name: "batch-500-internal", opts: []option{withDecoder(panicBatchDecoder{})}, req: request{method: post, target: "/v1/batch", body: batchOf(honda)}, status: 500},
 
+		// GET /v1/suggest
+		{name: "suggest-200", opts: []option{withSnapshot(stubSnapshot{}, vin.SnapshotFallback)}, req: request{target: "/v1/suggest?vin=IHGCM82633A004352"}, status: 200},
+		{name: "suggest-200-valid", opts: []option{withSnapshot(stubSnapshot{}, vin.SnapshotFallback)}, req: request{target: "/v1/suggest?vin=" + honda}, status: 200},
+		{name: "suggest-200-insertion", opts: []option{withSnapshot(stubSnapshot{}, vin.SnapshotFallback)}, req: request{target: "/v1/suggest?vin=1HGCM8263A004352"}, status: 200},
+		{name: "suggest-400-missing", opts: []option{withSnapshot(stubSnapshot{}, vin.SnapshotFallback)}, req: request{target: "/v1/suggest"}, status: 400, reqDoc: reqInvalid},
+		{name: "suggest-400-short", opts: []option{withSnapshot(stubSnapshot{}, vin.SnapshotFallback)}, req: request{target: "/v1/suggest?vin=1HGCM82633A0043"}, status: 400, reqDoc: reqInvalid},
+		{name: "suggest-400-punctuation", opts: []option{withSnapshot(stubSnapshot{}, vin.SnapshotFallback)}, req: request{target: "/v1/suggest?vin=1HGCM82633A-04352"}, status: 400, reqDoc: reqInvalid},
+		{name: "suggest-403", opts: []option{withSnapshot(stubSnapshot{}, vin.SnapshotFallback)}, req: request{target: "/v1/suggest?vin=" + honda, noAuth: true}, status: 403, reqDoc: reqInvalid},
+		{name: "suggest-429", opts: []option{withSnapshot(stubSnapshot{}, vin.SnapshotFallback), withLimits("default=1/1m")}, setup: warm(honda), req: request{target: "/v1/suggest?vin=" + honda}, status: 429},
+		{name: "suggest-503-no-snapshot", req: request{target: "/v1/suggest?vin=" + honda}, status: 503},
+
 		// GET /v1/health
 		{name: "health-200", setup: checkUpstream, req: request{target: "/v1/health", noAuth: true}, status: 200},
 		{name: "health-200-before-first-check", req: request{target: "/v1/health", noAuth: true}, status: 200},

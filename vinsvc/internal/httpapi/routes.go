@@ -19,6 +19,7 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, deps Deps) {
 
 	v1 := e.Group("/v1")
 	v1.GET("/decode", route.Wrap(handleDecode(dec), secret, limit(deps.Limiter, decodeCost)))
+	v1.GET("/suggest", route.Wrap(handleSuggest(dec), secret, limit(deps.Limiter, decodeCost)))
 	v1.POST("/batch", route.Wrap(handleBatch(dec), secret, limit(deps.Limiter, batchCost)))
 	v1.GET("/health", handleHealth(deps.Cache, dec, deps.Upstream, deps.Shared, opts.Demo, deps.Started, deps.Now))
 

@@ -64,6 +64,10 @@ type Decoder interface {
 	SnapshotErrors() uint64
 	// Snapshot describes the snapshot: mode, loading, available, date.
 	Snapshot() vin.SnapshotInfo
+	// Suggest answers a typed VIN (vin.ParseTyped) from the snapshot:
+	// valid, or the likeliest VINs one edit away; vin.ErrNoSnapshot
+	// without one.
+	Suggest(ctx context.Context, typed string) (vin.Suggestions, error)
 }
 
 // Cache is what the HTTP layer needs of the cache (the bbolt file): its
