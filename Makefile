@@ -20,7 +20,7 @@ FUZZ_TARGETS := \
 	vinsvc:./internal/vin/:FuzzParse vinsvc:./internal/vpic/:FuzzParse vinsvc:./internal/cache/:FuzzRecord \
 	vinsvc:./internal/httpapi/:FuzzParseBatchBody vinsvc:./internal/httpapi/:FuzzAppendResult vinsvc:./internal/vpicdb/:FuzzDecode \
 	vinsvc:./internal/httpapi/:FuzzDecodeQuery vinsvc:./internal/cluster/:FuzzDecodeEntry \
-	vinsvc:./internal/httpapi/:FuzzRequestBody patentsvc:./internal/httpapi/:FuzzRequestBody \
+	vinsvc:./internal/httpapi/:FuzzRequestBody patentsvc:./internal/httpapi/:FuzzRequestBody vinsvc:./internal/vin/:FuzzSuggestInput \
 	shared:./observe/:FuzzAccessLine shared:./observe/:FuzzJSONFloat \
 	patentsvc:./internal/patent/:FuzzParseCompanyName patentsvc:./internal/patent/:FuzzCleanText patentsvc:./internal/auth/:FuzzParse \
 	patentsvc:./internal/pdf/:FuzzExtract patentsvc:./internal/serpapi/:FuzzParseAnswer \

@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -170,8 +171,14 @@ func runTour(ctx context.Context, out io.Writer, readme string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(out, "devstack: make demo is up; running %d steps of %s's tour\n", len(steps), readme)
-	cmd := exec.CommandContext(ctx, "bash", "-c", tour.Script(steps))
+	snapshot, err := vinsvcHasSnapshot(ctx)
+	if err != nil {
+		cancel()
+		<-done
+		return err
+	}
+	fmt.Fprintf(out, "devstack: make demo is up (vinsvc's vPIC snapshot: %s); running %d steps of %s's tour\n", map[bool]string{true: "loaded", false: "none"}[snapshot], len(steps), readme)
+	cmd := exec.CommandContext(ctx, "bash", "-c", tour.Script(steps, snapshot))
 	cmd.Stdout, cmd.Stderr = out, out
 	tourErr := cmd.Run()
 	cancel()
@@ -182,6 +189,30 @@ func runTour(ctx context.Context, out io.Writer, readme string) error {
 		return fmt.Errorf("the tour failed: %w (the services' log: %s)", tourErr, logPath)
 	}
 	return nil
+}
+
+// vinsvcHasSnapshot reports whether the demo's vinsvc answers with its vPIC
+// snapshot (its health's snapshot.available), which decides the promises
+// the tour holds for steps that need it.
+func vinsvcHasSnapshot(ctx context.Context) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, vinsvcURL+"/v1/health", nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return false, fmt.Errorf("vinsvc's health: %w", err)
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Snapshot struct {
+			Available bool `json:"available"`
+		} `json:"snapshot"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&h); err != nil {
+		return false, fmt.Errorf("vinsvc's health: %w", err)
+	}
+	return h.Snapshot.Available, nil
 }
 
 // waitReady reports nil once both services are ready (/readyz 200: vinsvc

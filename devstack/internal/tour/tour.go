@@ -9,7 +9,12 @@
 //	# Decode a VIN → 200
 //
 // promises 200 for every curl call of the commands that follow it, up to
-// the next blank line or comment; a curl
+// the next blank line or comment. A second promise may name what vinsvc
+// answers when it runs without its vPIC snapshot (make tour-offline):
+//
+//	# Suggestions → 200 (→ 503 without the vPIC snapshot)
+//
+// A curl
 // command without a promise is an error in the README, and any command
 // that exits non-zero fails the tour.
 package tour
@@ -35,9 +40,15 @@ type Step struct {
 	Comment string // the comment lines before it, joined
 	Command string // as bash reads it, continuation lines included
 	Status  int    // promised HTTP status of its curl calls; 0: none
+	// WithoutSnapshot is the status promised instead when vinsvc runs
+	// without its vPIC snapshot; 0: Status in either case.
+	WithoutSnapshot int
 }
 
-var promise = regexp.MustCompile(`→\s*([1-5][0-9]{2})\b`)
+var (
+	promise        = regexp.MustCompile(`→\s*([1-5][0-9]{2})\b`)
+	promiseOffline = regexp.MustCompile(`→\s*([1-5][0-9]{2})\s+without the vPIC snapshot`)
+)
 
 // Parse reads the tour's steps from a README.
 func Parse(readme string) ([]Step, error) {
@@ -98,7 +109,10 @@ func Parse(readme string) ([]Step, error) {
 			// or comment.
 			s := Step{Line: n, Comment: strings.Join(comment, " "), Command: line}
 			afterCommand = true
-			if m := promise.FindAllStringSubmatch(s.Comment, -1); m != nil {
+			if m := promiseOffline.FindStringSubmatch(s.Comment); m != nil {
+				s.WithoutSnapshot, _ = strconv.Atoi(m[1])
+			}
+			if m := promise.FindAllStringSubmatch(promiseOffline.ReplaceAllString(s.Comment, ""), -1); m != nil {
 				s.Status, _ = strconv.Atoi(m[len(m)-1][1])
 			}
 			if strings.HasSuffix(trimmed, `\`) {
@@ -135,8 +149,9 @@ var curl = regexp.MustCompile(`(^|[\s(|;&])curl\s`)
 // records each call's status on the side (curl's --write-out to stderr,
 // into a file), and after each command a check compares the statuses and
 // the exit code with the promise, printing one line per step and stopping
-// at the first failure.
-func Script(steps []Step) string {
+// at the first failure. snapshot says whether vinsvc runs with its vPIC
+// snapshot: without it, a step's WithoutSnapshot promise is the one held.
+func Script(steps []Step, snapshot bool) string {
 	var b strings.Builder
 	b.WriteString(`set -uo pipefail
 __tour_log=$(mktemp)
@@ -166,7 +181,11 @@ __tour_check() { # exit-code promised-status step-number README-line
 	for i, s := range steps {
 		fmt.Fprintf(&b, "\necho \"tour: step %d (README line %d): %s\" >&2\n", i+1, s.Line, shellQuoteInner(firstLine(s.Command)))
 		b.WriteString(s.Command)
-		fmt.Fprintf(&b, "\n__tour_check $? %d %d %d\n", s.Status, i+1, s.Line)
+		want := s.Status
+		if !snapshot && s.WithoutSnapshot != 0 {
+			want = s.WithoutSnapshot
+		}
+		fmt.Fprintf(&b, "\n__tour_check $? %d %d %d\n", want, i+1, s.Line)
 	}
 	b.WriteString("\necho \"tour: all " + strconv.Itoa(len(steps)) + " steps answered as the README says\" >&2\n")
 	return b.String()

@@ -38,6 +38,22 @@ echo hi
 	}
 }
 
+// TestParseWithoutSnapshot: a second promise names the status without the
+// vPIC snapshot; the script holds it only when told the snapshot is
+// missing.
+func TestParseWithoutSnapshot(t *testing.T) {
+	steps, err := tour.Parse(readme("# Suggestions → 200 (→ 503 without the vPIC snapshot)\ncurl -s http://a/suggest\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 1 || steps[0].Status != 200 || steps[0].WithoutSnapshot != 503 {
+		t.Fatalf("steps = %+v, want 200, and 503 without the snapshot", steps)
+	}
+	if with, without := tour.Script(steps, true), tour.Script(steps, false); !strings.Contains(with, "__tour_check $? 200 1 ") || !strings.Contains(without, "__tour_check $? 503 1 ") {
+		t.Errorf("the scripts do not hold the promise of their case:\n%s\n%s", with, without)
+	}
+}
+
 func TestParseRefuses(t *testing.T) {
 	for name, body := range map[string]string{
 		"curl without a promise":  "# Nothing promised.\ncurl -s http://a/\n",
@@ -81,7 +97,7 @@ func TestScript(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := exec.Command("bash", "-c", tour.Script(steps)).CombinedOutput()
+		out, err := exec.Command("bash", "-c", tour.Script(steps, true)).CombinedOutput()
 		return string(out), err
 	}
 

@@ -46,8 +46,12 @@ func realVINs(tb testing.TB) []string {
 	return out
 }
 
-// mistakes are the wrong inputs of one class made from a VIN.
-type mistakes func(v string) []string
+// mistakeClass is a way of typing a VIN wrong: its name, and every wrong
+// input of the kind made from a VIN.
+type mistakeClass struct {
+	name string
+	make func(v string) []string
+}
 
 // confusables of the suggestion benchmark: each character and those it is
 // misread as (decisions.md's list).
@@ -57,10 +61,7 @@ var confusables = map[byte]string{
 }
 
 // mistakeClasses are the benchmark's classes, as the issue names them.
-var mistakeClasses = []struct {
-	name string
-	make mistakes
-}{
+var mistakeClasses = []mistakeClass{
 	{"confusable substitution", func(v string) (out []string) {
 		for i := range len(v) {
 			for _, c := range confusables[v[i]] {
@@ -128,75 +129,146 @@ var mistakeClasses = []struct {
 // sampleSize bounds the inputs of one class in BenchmarkSuggestAccuracy.
 const sampleSize = 4000
 
+// accuracy is how the suggestions did on one class's inputs.
+type accuracy struct {
+	inputs, valid int                 // inputs not valid as typed; valid ones, apart
+	first, top5   int                 // true VIN first; among the five
+	na, naTop5    int                 // of the inputs, those where a check digit applies
+	decoded, most int                 // snapshot decodes, in all and in one request
+	byPos         [vin.Len + 1][2]int // among five, and inputs, by the first position the input differs at
+}
+
+// measure asks h for the suggestions of at most sample inputs of class,
+// made from vins and evenly spread over them (every VIN, every position).
+func measure(tb testing.TB, h *decoding.Snapshots, vins []string, class mistakeClass, sample int) accuracy {
+	tb.Helper()
+	var all []struct{ v, typed string }
+	for _, v := range vins {
+		for _, typed := range class.make(v) {
+			all = append(all, struct{ v, typed string }{v, typed})
+		}
+	}
+	var a accuracy
+	for k := 0; k < len(all); k += max(1, len(all)/sample) {
+		v, typed := all[k].v, all[k].typed
+		s, err := h.Suggest(context.Background(), typed)
+		if err != nil {
+			tb.Fatalf("Suggest(%s): %v", typed, err)
+		}
+		a.decoded += s.Decoded
+		a.most = max(a.most, s.Decoded)
+		if s.Valid {
+			a.valid++
+			continue
+		}
+		a.inputs++
+		i := slices.IndexFunc(s.Suggestions, func(x vin.Suggestion) bool { return x.VIN == v })
+		p := firstDifference(v, typed)
+		a.byPos[p][1]++
+		if i >= 0 {
+			a.top5++
+			a.byPos[p][0]++
+		}
+		if i == 0 {
+			a.first++
+		}
+		if vin.CheckDigitApplies(v) {
+			a.na++
+			if i >= 0 {
+				a.naTop5++
+			}
+		}
+	}
+	return a
+}
+
+// openSuggester opens the real snapshot at path for suggestions.
+func openSuggester(tb testing.TB, path string) *decoding.Snapshots {
+	tb.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := vpicdb.Open(context.Background(), path, logger)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return decoding.NewSnapshots(db, vin.SnapshotOnly, 0, logger)
+}
+
 // BenchmarkSuggestAccuracy makes every VIN of the real-answer set wrong in
 // every way of each class (at most sampleSize of them a class, evenly
-// spread) and asks the suggestions for each wrong input
-// from the real snapshot: per class, the share of inputs whose true VIN is
-// the first suggestion and the share with it among the five, and the
-// snapshot decodes a request took (mean and most). Inputs that are valid
-// VINs themselves (another real vehicle, or a check digit that does not
-// apply) are counted apart: nothing is to be suggested for them. Run:
+// spread) and asks the suggestions for each wrong input from the real
+// snapshot: per class, the share of inputs whose true VIN is the first
+// suggestion and the share with it among the five, the same by the
+// position the input first differs at, and the snapshot decodes a request
+// took (mean and most). Inputs that are valid VINs themselves (another
+// real vehicle, or a check digit that does not apply) are counted apart:
+// nothing is to be suggested for them. Run:
 //
 //	cd vinsvc && go test -run '^$' -bench SuggestAccuracy -benchtime 1x ./cmd/vinsvc/
 func BenchmarkSuggestAccuracy(b *testing.B) {
-	if testing.Short() {
-		b.Skip("the accuracy benchmark decodes hundreds of thousands of candidates")
-	}
-	path := benchSnapshotPath(b)
-	db, err := vpicdb.Open(context.Background(), path, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := decoding.NewSnapshots(db, vin.SnapshotOnly, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := openSuggester(b, benchSnapshotPath(b))
 	vins := realVINs(b)
-	ctx := context.Background()
-	for range b.N {
-		for _, class := range mistakeClasses {
-			var all []struct{ v, typed string }
-			for _, v := range vins {
-				for _, typed := range class.make(v) {
-					all = append(all, struct{ v, typed string }{v, typed})
-				}
-			}
-			// At most sampleSize inputs a class, evenly spread over them
-			// (every VIN, every position).
-			stride := max(1, len(all)/sampleSize)
-			var inputs, first, top5, valid, decoded, most, na, naTop5 int
-			for k := 0; k < len(all); k += stride {
-				{
-					v, typed := all[k].v, all[k].typed
-					s, err := h.Suggest(ctx, typed)
-					if err != nil {
-						b.Fatalf("Suggest(%s): %v", typed, err)
-					}
-					decoded += s.Decoded
-					most = max(most, s.Decoded)
-					if s.Valid {
-						valid++
-						continue
-					}
-					inputs++
-					i := slices.IndexFunc(s.Suggestions, func(x vin.Suggestion) bool { return x.VIN == v })
-					if i == 0 {
-						first++
-					}
-					if i >= 0 {
-						top5++
-					}
-					if vin.CheckDigitApplies(v) {
-						na++
-						if i >= 0 {
-							naTop5++
-						}
-					}
-				}
-			}
-			total := inputs + valid
+	for _, class := range mistakeClasses {
+		b.Run(strings.ReplaceAll(class.name, " ", "_"), func(b *testing.B) {
+			a := measure(b, h, vins, class, sampleSize)
+			total := a.inputs + a.valid
 			b.Logf("%-27s %6d inputs (%5d valid as typed): true VIN first %5.1f%%, among five %5.1f%% (check digit applies: %5.1f%% of %d); decodes a request: mean %.0f, most %d",
-				class.name, total, valid, pct(first, inputs), pct(top5, inputs), pct(naTop5, na), na, float64(decoded)/float64(max(total, 1)), most)
+				class.name, total, a.valid, pct(a.first, a.inputs), pct(a.top5, a.inputs), pct(a.naTop5, a.na), a.na, float64(a.decoded)/float64(max(total, 1)), a.most)
+			var positions strings.Builder
+			for p := 1; p <= vin.Len; p++ {
+				if a.byPos[p][1] == 0 {
+					fmt.Fprintf(&positions, " %d:-", p) // no input of the class differs first there
+					continue
+				}
+				fmt.Fprintf(&positions, " %d:%.0f", p, pct(a.byPos[p][0], a.byPos[p][1]))
+			}
+			b.Logf("%-27s among five by the first position that differs (%%):%s", class.name, positions.String())
+			b.ReportMetric(pct(a.top5, a.inputs), "%-among-five")
+			b.ReportMetric(pct(a.first, a.inputs), "%-first")
+		})
+	}
+}
+
+// TestSuggestSnapshot holds the suggestions on the real snapshot to the
+// shares docs/performance.md reports, on 300 inputs a class (a few seconds;
+// the benchmark measures 4,000): the true VIN among the five at least as
+// often as the issue's goals ask (the missed character at its measured
+// 78%, below the goal's 80%, for the reason the table gives), first for
+// 70% of look-alikes, and no request decoding more than the candidates of
+// one edit. make test runs it without the race detector, with the other
+// snapshot tests.
+func TestSuggestSnapshot(t *testing.T) {
+	h := openSuggester(t, snapshotPath(t))
+	vins := realVINs(t)
+	floors := map[string]float64{ // among five, %
+		"confusable substitution": 95, "I/O/Q typed": 95, "adjacent transposition": 90,
+		"deletion (16 characters)": 74, "duplicated character (18)": 95, "inserted character (18)": 95,
+		"other substitution": 35,
+	}
+	for _, class := range mistakeClasses {
+		a := measure(t, h, vins, class, 300)
+		top5 := pct(a.top5, a.inputs)
+		t.Logf("%-27s %d inputs: among five %.1f%%, first %.1f%%, most decodes %d", class.name, a.inputs, top5, pct(a.first, a.inputs), a.most)
+		if top5 < floors[class.name] {
+			t.Errorf("%s: the true VIN among the five for %.1f%% of %d inputs, want at least %.0f%%", class.name, top5, a.inputs, floors[class.name])
+		}
+		if class.name == "confusable substitution" && pct(a.first, a.inputs) < 70 {
+			t.Errorf("look-alikes: the true VIN first for %.1f%%, want at least 70%%", pct(a.first, a.inputs))
+		}
+		if a.most > 562 {
+			t.Errorf("%s: a request decoded %d candidates, more than one edit makes", class.name, a.most)
 		}
 	}
-	b.ReportMetric(float64(len(vins)), "vins")
+}
+
+// firstDifference is the 1-based position of v where typed first differs
+// from it (vin.Len when typed only adds characters after it).
+func firstDifference(v, typed string) int {
+	for i := range min(len(v), len(typed)) {
+		if v[i] != typed[i] {
+			return i + 1
+		}
+	}
+	return min(len(v), len(typed))
 }
 
 func pct(n, of int) float64 {

@@ -64,7 +64,7 @@ func (h *Snapshots) Suggest(ctx context.Context, typed string) (vin.Suggestions,
 		hits = append(hits, found{vin.Suggestion{Candidate: c, Make: *r.Make, Model: deref(r.Model), ModelYear: *r.ModelYear}, fullness(r)})
 	}
 	slices.SortStableFunc(hits, func(a, b found) int {
-		return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(b.fullness, a.fullness))
+		return cmp.Or(cmp.Compare(a.Cost, b.Cost), cmp.Compare(b.fullness, a.fullness), compareBool(b.Doubled, a.Doubled))
 	})
 	for _, f := range hits[:min(len(hits), vin.MaxSuggestions)] {
 		out.Suggestions = append(out.Suggestions, f.Suggestion)
@@ -93,6 +93,17 @@ func fullness(r vin.Result) int {
 		n += 100
 	}
 	return n
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func deref(p *string) string {

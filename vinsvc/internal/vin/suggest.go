@@ -62,7 +62,7 @@ func CheckDigit(v string) byte {
 	}
 	sum := 0
 	for i := range Len {
-		n := transliterate(v[i])
+		n := Transliterate(v[i])
 		if n < 0 {
 			return 0
 		}
@@ -80,9 +80,10 @@ func CheckDigitOK(v string) bool {
 	return Valid(v) && (!CheckDigitApplies(v) || v[8] == CheckDigit(v))
 }
 
-// transliterate is a VIN character's check-digit value, -1 for I, O, Q
-// and anything that is not a VIN character.
-func transliterate(c byte) int {
+// Transliterate is a VIN character's check-digit value (49 CFR
+// 565.15(c): A=1 ... Z=9, digits their own), -1 for I, O, Q and anything
+// that is not a VIN character.
+func Transliterate(c byte) int {
 	const letters = "12345678-12345-7-923456789" // A..Z
 	switch {
 	case c >= '0' && c <= '9':
@@ -103,6 +104,10 @@ type Candidate struct {
 	Edit      string
 	Positions []int
 	Cost      int
+	// Doubled marks an insertion that doubles its neighbour (one of a
+	// double typed once): among candidates of one cost that decode as
+	// fully, it comes first.
+	Doubled bool
 }
 
 // The costs of the mistakes a candidate undoes, likeliest first.
@@ -111,8 +116,8 @@ const (
 	// digit it is misread for (I for 1, O and Q for 0).
 	CostInvalidLetter = iota
 	// CostConfusable swaps a character for one that looks like it
-	// (0/O/D/Q, 1/I/L, 2/Z, 5/S, 6/G, 8/B, U/V), removes a character
-	// typed twice, or adds back one of a double typed once.
+	// (0/O/D/Q, 1/I/L, 2/Z, 5/S, 6/G, 8/B, U/V), or removes a character
+	// typed twice.
 	CostConfusable
 	// CostSlip is a neighbouring key, or two neighbours swapped.
 	CostSlip
@@ -235,11 +240,14 @@ func Candidates(typed string) []Candidate {
 				if i > 0 && typed[i-1] == c {
 					continue // the same VIN as adding it before its twin
 				}
-				cost := CostOther
-				if i < len(typed) && typed[i] == c {
-					cost = CostConfusable // one of a double missed
+				v := typed[:i] + string(c) + typed[i:]
+				if CheckDigitOK(v) {
+					// One of a double typed once is likelier than another
+					// character missed, but not likelier than a fuller
+					// decode: it only breaks ties (Doubled).
+					doubled := i < len(typed) && typed[i] == c
+					out = append(out, Candidate{VIN: v, Edit: EditInsertion, Positions: []int{i + 1}, Cost: CostOther, Doubled: doubled})
 				}
-				add(typed[:i]+string(c)+typed[i:], EditInsertion, cost, i+1)
 			}
 		}
 	}

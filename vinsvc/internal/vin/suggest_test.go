@@ -153,3 +153,40 @@ func differ(typed string, c vin.Candidate) int {
 	}
 	return -1
 }
+
+// FuzzSuggestInput: whatever is typed, ParseTyped accepts only 16 to 18
+// letters and digits, upper-cased, and refuses the rest with ErrInvalid;
+// every candidate of an accepted input is a well-formed VIN passing its
+// check digit where it applies, one edit away as its positions say, none
+// twice, at most 561, cheapest first.
+func FuzzSuggestInput(f *testing.F) {
+	for _, s := range []string{"1HGCM82633A004352", "IHGCM82633A004352", "1HGCM8263A004352", "1HGCM826333A004352", "wba3a5c51cf256987", "", "1HGCM82633A-04352", "ſHGCM82633A004352"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		typed, err := vin.ParseTyped(s)
+		if err != nil {
+			if !errors.Is(err, vin.ErrInvalid) {
+				t.Fatalf("ParseTyped(%q) = %v, not ErrInvalid", s, err)
+			}
+			return
+		}
+		if len(typed) < vin.Len-1 || len(typed) > vin.Len+1 || strings.Trim(typed, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+			t.Fatalf("ParseTyped(%q) accepted %q", s, typed)
+		}
+		cs := vin.Candidates(typed)
+		if len(cs) > 561 {
+			t.Fatalf("%d candidates for %q", len(cs), typed)
+		}
+		seen := map[string]bool{}
+		for j, c := range cs {
+			if !vin.CheckDigitOK(c.VIN) || seen[c.VIN] || c.VIN == typed || differ(typed, c) != len(c.Positions) {
+				t.Fatalf("Candidates(%q)[%d] = %+v", typed, j, c)
+			}
+			if j > 0 && c.Cost < cs[j-1].Cost {
+				t.Fatalf("Candidates(%q) not cheapest first at %d", typed, j)
+			}
+			seen[c.VIN] = true
+		}
+	})
+}

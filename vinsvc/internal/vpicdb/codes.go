@@ -3,6 +3,8 @@ package vpicdb
 import (
 	"strconv"
 	"strings"
+
+	"github.com/gatewayapis/vinsvc/internal/vin"
 )
 
 // errorCode is a row of vPIC's ErrorCode table: the text of a code, the
@@ -276,7 +278,7 @@ func checkDigit(v string, digits13 bool) byte {
 			numeric && (c < '0' || c > '9'):
 			return '?'
 		}
-		n := translit(c)
+		n := vin.Transliterate(c)
 		if n < 0 {
 			return '?'
 		}
@@ -286,19 +288,6 @@ func checkDigit(v string, digits13 bool) byte {
 		return byte('0' + r)
 	}
 	return 'X'
-}
-
-// translit is a VIN character's check-digit value, -1 for I, O, Q and
-// anything that is not a VIN character.
-func translit(c byte) int {
-	const letters = "12345678-12345-7-923456789" // A..Z
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'A' && c <= 'Z' && letters[c-'A'] != '-':
-		return int(letters[c-'A'] - '0')
-	}
-	return -1
 }
 
 // isMYChar reports whether c codes a model year in position 10.
