@@ -467,6 +467,51 @@ type CompanyAnalysisResponse struct {
 // Examples: Acme Corp, AT&T
 type CompanyName = string
 
+// ComparedCompany defines model for ComparedCompany.
+type ComparedCompany struct {
+	// AnalysedAt When the analysis whose facts these are was stored.
+	AnalysedAt   time.Time   `json:"analysed_at"`
+	Applications int         `json:"applications"`
+	ByYear       []YearCount `json:"by_year"`
+
+	// CompanyName As given in the request.
+	CompanyName string         `json:"company_name"`
+	Countries   []CountryCount `json:"countries"`
+	Cpc         []CPCShare     `json:"cpc"`
+	Granted     int            `json:"granted"`
+
+	// PatentCount The patents that analysis analysed.
+	PatentCount int `json:"patent_count"`
+}
+
+// ComparedPair defines model for ComparedPair.
+type ComparedPair struct {
+	A string `json:"a"`
+	B string `json:"b"`
+
+	// Shared The codes both have, by the smaller of the two shares, largest first.
+	Shared []struct {
+		Code   string  `json:"code"`
+		ShareA float32 `json:"share_a"`
+		ShareB float32 `json:"share_b"`
+	} `json:"shared"`
+
+	// Similarity The cosine of the two CPC share vectors, 3 decimals; 0 when either has no CPC shares.
+	Similarity float32 `json:"similarity"`
+}
+
+// Comparison defines model for Comparison.
+type Comparison struct {
+	// Companies In request order, each with its latest stored portfolio facts.
+	Companies   []ComparedCompany `json:"companies"`
+	Distinctive []struct {
+		Codes       []CPCShare `json:"codes"`
+		CompanyName string     `json:"company_name"`
+	} `json:"distinctive"`
+	Pairs     []ComparedPair `json:"pairs"`
+	Timestamp time.Time      `json:"timestamp"`
+}
+
 // CountryCount A country's results, by their status there.
 type CountryCount struct {
 	Active int `json:"active"`
@@ -963,6 +1008,9 @@ type YearCount struct {
 // Examples: Acme Corp, AT&T
 type CompanyNamePath = CompanyName
 
+// CompareCompanies defines model for CompareCompanies.
+type CompareCompanies = []CompanyName
+
 // Cursor defines model for Cursor.
 type Cursor = string
 
@@ -1261,6 +1309,32 @@ type RefreshParams struct {
 
 // RegisterParams defines parameters for Register.
 type RegisterParams struct {
+	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
+	// logs when it is 1 to 128 characters of `[A-Za-z0-9._-]`; any other
+	// value is replaced by a new UUID.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// ComparePortfoliosParams defines parameters for ComparePortfolios.
+type ComparePortfoliosParams struct {
+	// Company A company to compare, the parameter repeated: 2 to 5 distinct
+	// companies (names compared case-insensitively), each a valid company
+	// name; fewer, more, the same twice or an invalid name is 422.
+	Company CompareCompanies `form:"company" json:"company"`
+
+	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
+	// logs when it is 1 to 128 characters of `[A-Za-z0-9._-]`; any other
+	// value is replaced by a new UUID.
+	XRequestId *XRequestId `json:"X-Request-Id,omitempty"`
+}
+
+// ComparePortfoliosPDFParams defines parameters for ComparePortfoliosPDF.
+type ComparePortfoliosPDFParams struct {
+	// Company A company to compare, the parameter repeated: 2 to 5 distinct
+	// companies (names compared case-insensitively), each a valid company
+	// name; fewer, more, the same twice or an invalid name is 422.
+	Company CompareCompanies `form:"company" json:"company"`
+
 	// XRequestId Optional request id, echoed in the response's `X-Request-Id` and the
 	// logs when it is 1 to 128 characters of `[A-Za-z0-9._-]`; any other
 	// value is replaced by a new UUID.
@@ -1911,6 +1985,35 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /auth/register (the `Register` operationId).
 	Register(ctx context.Context, params *RegisterParams, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ComparePortfolios Compare the portfolios of 2 to 5 companies
+	//
+	// How close the companies' patenting is, what they share and what only
+	// one of them covers, from stored analyses alone (no search, no model
+	// call): each company is its latest stored non-cached portfolio
+	// analysis that has portfolio facts. `similarity` is the cosine of two
+	// companies' CPC share vectors over the union of their codes (Jaffe's
+	// technological proximity), rounded to 3 decimals, 0 when either has
+	// no CPC shares. `pairs` are every pair in request order (`a` before
+	// `b`), `shared` the codes both have by the smaller of the two shares,
+	// largest first; `distinctive` the codes of each company that no
+	// other compared company has, largest share first. A stored portfolio
+	// has at most 10 codes, so the answer is bounded.
+	//
+	// Corresponds with GET /compare (the `ComparePortfolios` operationId).
+	ComparePortfolios(ctx context.Context, params *ComparePortfoliosParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ComparePortfoliosPDF The comparison as a PDF report
+	//
+	// The same comparison as an A4 report: title `Portfolio comparison:
+	// A, B`, generation time, a table of the companies, the similarity
+	// matrix and each pair's shared codes, the CPC shares side by side as
+	// a grouped chart and the publication years per company (each company
+	// in one colour on every chart), and the distinctive codes. Same
+	// statuses as `/compare`.
+	//
+	// Corresponds with GET /compare/pdf (the `ComparePortfoliosPDF` operationId).
+	ComparePortfoliosPDF(ctx context.Context, params *ComparePortfoliosPDFParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetDocsPage The interactive API reference
 	//
@@ -2693,6 +2796,55 @@ func (c *Client) RegisterWithBody(ctx context.Context, params *RegisterParams, c
 // Corresponds with POST /auth/register (the `Register` operationId).
 func (c *Client) Register(ctx context.Context, params *RegisterParams, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRegisterRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ComparePortfolios Compare the portfolios of 2 to 5 companies
+//
+// How close the companies' patenting is, what they share and what only
+// one of them covers, from stored analyses alone (no search, no model
+// call): each company is its latest stored non-cached portfolio
+// analysis that has portfolio facts. `similarity` is the cosine of two
+// companies' CPC share vectors over the union of their codes (Jaffe's
+// technological proximity), rounded to 3 decimals, 0 when either has
+// no CPC shares. `pairs` are every pair in request order (`a` before
+// `b`), `shared` the codes both have by the smaller of the two shares,
+// largest first; `distinctive` the codes of each company that no
+// other compared company has, largest share first. A stored portfolio
+// has at most 10 codes, so the answer is bounded.
+//
+// Corresponds with GET /compare (the `ComparePortfolios` operationId).
+func (c *Client) ComparePortfolios(ctx context.Context, params *ComparePortfoliosParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewComparePortfoliosRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ComparePortfoliosPDF The comparison as a PDF report
+//
+// The same comparison as an A4 report: title `Portfolio comparison:
+// A, B`, generation time, a table of the companies, the similarity
+// matrix and each pair's shared codes, the CPC shares side by side as
+// a grouped chart and the publication years per company (each company
+// in one colour on every chart), and the distinctive codes. Same
+// statuses as `/compare`.
+//
+// Corresponds with GET /compare/pdf (the `ComparePortfoliosPDF` operationId).
+func (c *Client) ComparePortfoliosPDF(ctx context.Context, params *ComparePortfoliosPDFParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewComparePortfoliosPDFRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4380,6 +4532,144 @@ func NewRegisterRequestWithBody(server string, params *RegisterParams, contentTy
 	return req, nil
 }
 
+// NewComparePortfoliosRequest constructs an http.Request for the ComparePortfolios method
+func NewComparePortfoliosRequest(server string, params *ComparePortfoliosParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/compare")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Company != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "company", params.Company, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewComparePortfoliosPDFRequest constructs an http.Request for the ComparePortfoliosPDF method
+func NewComparePortfoliosPDFRequest(server string, params *ComparePortfoliosPDFParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/compare/pdf")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Company != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "company", params.Company, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetDocsPageRequest constructs an http.Request for the GetDocsPage method
 func NewGetDocsPageRequest(server string, params *GetDocsPageParams) (*http.Request, error) {
 	var err error
@@ -5445,6 +5735,39 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /auth/register (the `Register` operationId).
 	RegisterWithResponse(ctx context.Context, params *RegisterParams, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterResponse, error)
+
+	// ComparePortfoliosWithResponse Compare the portfolios of 2 to 5 companies
+	//
+	// How close the companies' patenting is, what they share and what only
+	// one of them covers, from stored analyses alone (no search, no model
+	// call): each company is its latest stored non-cached portfolio
+	// analysis that has portfolio facts. `similarity` is the cosine of two
+	// companies' CPC share vectors over the union of their codes (Jaffe's
+	// technological proximity), rounded to 3 decimals, 0 when either has
+	// no CPC shares. `pairs` are every pair in request order (`a` before
+	// `b`), `shared` the codes both have by the smaller of the two shares,
+	// largest first; `distinctive` the codes of each company that no
+	// other compared company has, largest share first. A stored portfolio
+	// has at most 10 codes, so the answer is bounded.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /compare (the `ComparePortfolios` operationId).
+	ComparePortfoliosWithResponse(ctx context.Context, params *ComparePortfoliosParams, reqEditors ...RequestEditorFn) (*ComparePortfoliosResponse, error)
+
+	// ComparePortfoliosPDFWithResponse The comparison as a PDF report
+	//
+	// The same comparison as an A4 report: title `Portfolio comparison:
+	// A, B`, generation time, a table of the companies, the similarity
+	// matrix and each pair's shared codes, the CPC shares side by side as
+	// a grouped chart and the publication years per company (each company
+	// in one colour on every chart), and the distinctive codes. Same
+	// statuses as `/compare`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /compare/pdf (the `ComparePortfoliosPDF` operationId).
+	ComparePortfoliosPDFWithResponse(ctx context.Context, params *ComparePortfoliosPDFParams, reqEditors ...RequestEditorFn) (*ComparePortfoliosPDFResponse, error)
 
 	// GetDocsPageWithResponse The interactive API reference
 	//
@@ -8260,6 +8583,211 @@ func (r RegisterResponse) ContentType() string {
 	return ""
 }
 
+// ComparePortfoliosResponse200Headers the declared response headers of an HTTP 200 response for ComparePortfolios
+type ComparePortfoliosResponse200Headers struct {
+	XRequestId string
+}
+
+// ComparePortfoliosResponse401Headers the declared response headers of an HTTP 401 response for ComparePortfolios
+type ComparePortfoliosResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ComparePortfoliosResponse404Headers the declared response headers of an HTTP 404 response for ComparePortfolios
+type ComparePortfoliosResponse404Headers struct {
+	XRequestId string
+}
+
+// ComparePortfoliosResponse422Headers the declared response headers of an HTTP 422 response for ComparePortfolios
+type ComparePortfoliosResponse422Headers struct {
+	XRequestId string
+}
+
+// ComparePortfoliosResponse500Headers the declared response headers of an HTTP 500 response for ComparePortfolios
+type ComparePortfoliosResponse500Headers struct {
+	XRequestId string
+}
+
+type ComparePortfoliosResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Comparison
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NoAnalyses
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ComparePortfoliosResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ComparePortfoliosResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ComparePortfoliosResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ComparePortfoliosResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ComparePortfoliosResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ComparePortfoliosResponse) GetJSON200() *Comparison {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ComparePortfoliosResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ComparePortfoliosResponse) GetJSON404() *NoAnalyses {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ComparePortfoliosResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ComparePortfoliosResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ComparePortfoliosResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ComparePortfoliosResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ComparePortfoliosResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ComparePortfoliosResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ComparePortfoliosPDFResponse200Headers the declared response headers of an HTTP 200 response for ComparePortfoliosPDF
+type ComparePortfoliosPDFResponse200Headers struct {
+	CacheControl       string
+	ContentDisposition string
+	XRequestId         string
+}
+
+// ComparePortfoliosPDFResponse401Headers the declared response headers of an HTTP 401 response for ComparePortfoliosPDF
+type ComparePortfoliosPDFResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ComparePortfoliosPDFResponse404Headers the declared response headers of an HTTP 404 response for ComparePortfoliosPDF
+type ComparePortfoliosPDFResponse404Headers struct {
+	XRequestId string
+}
+
+// ComparePortfoliosPDFResponse422Headers the declared response headers of an HTTP 422 response for ComparePortfoliosPDF
+type ComparePortfoliosPDFResponse422Headers struct {
+	XRequestId string
+}
+
+// ComparePortfoliosPDFResponse500Headers the declared response headers of an HTTP 500 response for ComparePortfoliosPDF
+type ComparePortfoliosPDFResponse500Headers struct {
+	XRequestId string
+}
+
+type ComparePortfoliosPDFResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NoAnalyses
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ComparePortfoliosPDFResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ComparePortfoliosPDFResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ComparePortfoliosPDFResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ComparePortfoliosPDFResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ComparePortfoliosPDFResponse500Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ComparePortfoliosPDFResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ComparePortfoliosPDFResponse) GetJSON404() *NoAnalyses {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ComparePortfoliosPDFResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ComparePortfoliosPDFResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ComparePortfoliosPDFResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ComparePortfoliosPDFResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ComparePortfoliosPDFResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ComparePortfoliosPDFResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetDocsPageResponse200Headers the declared response headers of an HTTP 200 response for GetDocsPage
 type GetDocsPageResponse200Headers struct {
 	CacheControl          string
@@ -9707,6 +10235,51 @@ func (c *ClientWithResponses) RegisterWithResponse(ctx context.Context, params *
 		return nil, err
 	}
 	return ParseRegisterResponse(rsp)
+}
+
+// ComparePortfoliosWithResponse Compare the portfolios of 2 to 5 companies
+//
+// How close the companies' patenting is, what they share and what only
+// one of them covers, from stored analyses alone (no search, no model
+// call): each company is its latest stored non-cached portfolio
+// analysis that has portfolio facts. `similarity` is the cosine of two
+// companies' CPC share vectors over the union of their codes (Jaffe's
+// technological proximity), rounded to 3 decimals, 0 when either has
+// no CPC shares. `pairs` are every pair in request order (`a` before
+// `b`), `shared` the codes both have by the smaller of the two shares,
+// largest first; `distinctive` the codes of each company that no
+// other compared company has, largest share first. A stored portfolio
+// has at most 10 codes, so the answer is bounded.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /compare (the `ComparePortfolios` operationId).
+func (c *ClientWithResponses) ComparePortfoliosWithResponse(ctx context.Context, params *ComparePortfoliosParams, reqEditors ...RequestEditorFn) (*ComparePortfoliosResponse, error) {
+	rsp, err := c.ComparePortfolios(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseComparePortfoliosResponse(rsp)
+}
+
+// ComparePortfoliosPDFWithResponse The comparison as a PDF report
+//
+// The same comparison as an A4 report: title `Portfolio comparison:
+// A, B`, generation time, a table of the companies, the similarity
+// matrix and each pair's shared codes, the CPC shares side by side as
+// a grouped chart and the publication years per company (each company
+// in one colour on every chart), and the distinctive codes. Same
+// statuses as `/compare`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /compare/pdf (the `ComparePortfoliosPDF` operationId).
+func (c *ClientWithResponses) ComparePortfoliosPDFWithResponse(ctx context.Context, params *ComparePortfoliosPDFParams, reqEditors ...RequestEditorFn) (*ComparePortfoliosPDFResponse, error) {
+	rsp, err := c.ComparePortfoliosPDF(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseComparePortfoliosPDFResponse(rsp)
 }
 
 // GetDocsPageWithResponse The interactive API reference
@@ -12848,6 +13421,241 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers RegisterResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseComparePortfoliosResponse parses an HTTP response from a ComparePortfoliosWithResponse call
+func ParseComparePortfoliosResponse(rsp *http.Response) (*ComparePortfoliosResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ComparePortfoliosResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Comparison
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NoAnalyses
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ComparePortfoliosResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ComparePortfoliosResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ComparePortfoliosResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers ComparePortfoliosResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers ComparePortfoliosResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseComparePortfoliosPDFResponse parses an HTTP response from a ComparePortfoliosPDFWithResponse call
+func ParseComparePortfoliosPDFResponse(rsp *http.Response) (*ComparePortfoliosPDFResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ComparePortfoliosPDFResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NoAnalyses
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ComparePortfoliosPDFResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ComparePortfoliosPDFResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers ComparePortfoliosPDFResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers ComparePortfoliosPDFResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers ComparePortfoliosPDFResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -109,18 +109,22 @@ func PDFWithOptions(w io.Writer, opts PDFOptions, company string, generated time
 	if err := r.report(company, generated, summary, records); err != nil {
 		return fmt.Errorf("export pdf: %w", err)
 	}
-	// gopdf ignores the errors of its writes (v0.33.0, compilePdf);
-	// bufio.Writer keeps the first one, refuses the writes after it and
-	// returns it from Flush. It also turns gopdf's many small writes into
-	// few large ones.
-	bw := bufio.NewWriterSize(w, 32<<10)
-	if _, err := r.gp.WriteTo(bw); err != nil {
-		return fmt.Errorf("export pdf: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
+	if err := r.writeTo(w); err != nil {
 		return fmt.Errorf("export pdf: %w", err)
 	}
 	return nil
+}
+
+// writeTo writes the document laid out to w. gopdf ignores the errors of
+// its writes (v0.33.0, compilePdf); bufio.Writer keeps the first one,
+// refuses the writes after it and returns it from Flush. It also turns
+// gopdf's many small writes into few large ones.
+func (r *renderer) writeTo(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 32<<10)
+	if _, err := r.gp.WriteTo(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // newReport is a renderer for one report drawn as opts say.

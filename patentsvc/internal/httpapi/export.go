@@ -27,6 +27,9 @@ type Reports interface {
 	Report(ctx context.Context, name patent.CompanyName) (patent.Report, error)
 	Trends(ctx context.Context, days int) (byCompany, byType []patent.MonthCount, err error)
 	Usage(ctx context.Context, days int) (patent.Usage, error)
+	// Compare compares the companies' latest stored portfolio facts (a
+	// kind of patent.ErrNotFound naming the first company without them).
+	Compare(ctx context.Context, names []patent.CompanyName) (patent.Comparison, error)
 }
 
 // exportCompany reads the company_name parameter; a company without

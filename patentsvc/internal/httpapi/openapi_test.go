@@ -626,8 +626,14 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"analyses 422", request{target: "/analyze/batch?limit=0", token: bobTok}, 422, errParam("limit")},
 	})
 
-	// Exports and analytics.
+	// Exports, comparisons and analytics.
 	seedExports(t, en)
+	for i, name := range []string{"Compare One", "Compare Two"} {
+		add(t, en, patent.AnalysisRecord{CompanyName: name, AnalysisType: patent.AnalysisPortfolio, Response: "facts", Timestamp: epoch,
+			Portfolio: &patent.Portfolio{CPC: []patent.CPCShare{{Code: "H04L", Share: 0.5}, {Code: []string{"G06F", "B60L"}[i], Share: 0.3}},
+				ByYear: []patent.YearCount{{Year: 2026, Count: 3}}, Countries: []patent.CountryCount{{Country: "US", Active: 2, Inactive: 1}}, Granted: 2, Applications: 1}})
+	}
+	compare := func(path string, names ...string) string { return compareTarget(path, names...) }
 	s.run(t, en, []apiCase{
 		{"csv 200", request{target: "/export/acme%20CORP", token: bobTok}, 200, ""},
 		{"csv 404 ampersand", request{target: "/export/AT%26T", token: bobTok}, 404, ""},
@@ -647,6 +653,16 @@ func conformanceMain(t *testing.T, s *spec, dialect string) {
 		{"summary 200 one day", request{target: "/analytics/summary?days=1", token: bobTok}, 200, ""},
 		{"summary 401", request{target: "/analytics/summary"}, 401, errSecurity},
 		{"summary 422", request{target: "/analytics/summary?days=0", token: bobTok}, 422, errParam("days")},
+		{"compare 200", request{target: compare("/compare", "Compare One", "compare two"), token: bobTok}, 200, ""},
+		{"compare 401", request{target: compare("/compare", "Compare One", "Compare Two")}, 401, errSecurity},
+		{"compare 404", request{target: compare("/compare", "Compare One", "Nobody"), token: bobTok}, 404, ""},
+		{"compare 422 one", request{target: compare("/compare", "Compare One"), token: bobTok}, 422, errParam("company")},
+		{"compare 422 six", request{target: compare("/compare", "A1", "B2", "C3", "D4", "E5", "F6"), token: bobTok}, 422, errParam("company")},
+		{"compare 422 twice", request{target: compare("/compare", "Compare One", "COMPARE ONE"), token: bobTok}, 422, ""},
+		{"compare pdf 200", request{target: compare("/compare/pdf", "Compare One", "Compare Two"), token: bobTok}, 200, ""},
+		{"compare pdf 401", request{target: compare("/compare/pdf", "Compare One", "Compare Two")}, 401, errSecurity},
+		{"compare pdf 404", request{target: compare("/compare/pdf", "Nobody", "Compare Two"), token: bobTok}, 404, ""},
+		{"compare pdf 422", request{target: compare("/compare/pdf", "Compare One", "-bad"), token: bobTok}, 422, errParam("company")},
 	})
 
 	// Admin: tracked companies and alerts.
@@ -1037,6 +1053,8 @@ func conformanceStoreDown(t *testing.T, s *spec, dialect string) {
 		{target: "/jobs/x"},
 		{target: "/export/Acme"},
 		{target: "/export/Acme/pdf"},
+		{target: "/compare?company=Acme&company=Beta"},
+		{target: "/compare/pdf?company=Acme&company=Beta"},
 		{target: "/analytics/trends"},
 		{target: "/analytics/summary"},
 		{target: "/admin/tracked"},

@@ -47,6 +47,8 @@ func addRoutes(e *echo.Echo, logger *slog.Logger, opts Options, deps Deps) {
 
 	g.GET("/export/:company_name", route.Wrap(handleExportCSV(reports, logger), user))
 	g.GET("/export/:company_name/pdf", route.Wrap(handleExportPDF(reports, opts.PDF, logger), user))
+	g.GET("/compare", route.Wrap(handleCompare(reports), user))
+	g.GET("/compare/pdf", route.Wrap(handleComparePDF(reports, opts.PDF), user))
 	g.GET("/analytics/trends", route.Wrap(handleTrends(reports), user))
 	g.GET("/analytics/summary", route.Wrap(handleSummary(reports), user))
 

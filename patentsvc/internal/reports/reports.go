@@ -122,6 +122,36 @@ func (s *Service) Report(ctx context.Context, name patent.CompanyName) (patent.R
 	return r, nil
 }
 
+// errFound stops an iteration over a company's analyses at the one sought.
+var errFound = errors.New("reports: found")
+
+// Compare compares the portfolios of names (2 to 5, in request order, as
+// patent.ParseCompared gives them) from stored analyses alone, no search
+// and no model call: each company is its latest stored non-cached
+// portfolio analysis that kept its portfolio facts. The first company
+// without one is NoAnalysesError.
+func (s *Service) Compare(ctx context.Context, names []patent.CompanyName) (patent.Comparison, error) {
+	companies := make([]patent.ComparedCompany, 0, len(names))
+	for _, name := range names {
+		var found *patent.ComparedCompany
+		err := s.analyses.EachAnalysis(ctx, name.String(), func(a patent.AnalysisRecord) error {
+			if a.AnalysisType != patent.AnalysisPortfolio || a.Portfolio == nil {
+				return nil
+			}
+			found = &patent.ComparedCompany{Name: name.String(), AnalysedAt: a.Timestamp, PatentCount: len(a.Patents), Portfolio: *a.Portfolio}
+			return errFound // analyses come newest first: this is the latest
+		})
+		if err != nil && !errors.Is(err, errFound) {
+			return patent.Comparison{}, fmt.Errorf("compare %s: %w", name, err)
+		}
+		if found == nil {
+			return patent.Comparison{}, NoAnalysesError(name)
+		}
+		companies = append(companies, *found)
+	}
+	return patent.Compare(companies, s.now().UTC()), nil
+}
+
 // chartSeries reads the report's chart series, over the
 // patent.ReportChartMonths months before r.Generated's and its own.
 func (s *Service) chartSeries(ctx context.Context, name patent.CompanyName, r *patent.Report) error {

@@ -159,3 +159,52 @@ func TestAnalyticsPeriods(t *testing.T) {
 		}
 	}
 }
+
+// TestCompare: each company is its latest non-cached portfolio analysis
+// that kept its facts (not a newer one without facts, not a cached one,
+// not a single-patent analysis), names match case-insensitively, companies
+// stay in request order, and the first without such an analysis is the
+// 404 error naming it.
+func TestCompare(t *testing.T) {
+	st := storetest.Open(t, store.SQLite, clock)
+	add := func(a patent.AnalysisRecord) {
+		t.Helper()
+		if _, err := st.Analyses().CreateAnalysis(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := &patent.Portfolio{CPC: []patent.CPCShare{{Code: "A61B", Share: 1}}}
+	acme := &patent.Portfolio{CPC: []patent.CPCShare{{Code: "H04L", Share: 0.6}, {Code: "G06F", Share: 0.4}}, Granted: 3}
+	globex := &patent.Portfolio{CPC: []patent.CPCShare{{Code: "H04L", Share: 0.5}, {Code: "B60L", Share: 0.5}}}
+	add(patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: "old", Timestamp: now.AddDate(0, -2, 0), Portfolio: old})
+	add(patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: "latest with facts", Timestamp: now.AddDate(0, -1, 0),
+		Portfolio: acme, Patents: []patent.PatentRef{{PatentID: "US1"}, {PatentID: "US2"}}})
+	add(patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: "no facts", Timestamp: now.Add(-time.Hour)})
+	add(patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisSinglePatent, PatentID: "US3", Response: "one", Timestamp: now})
+	add(patent.AnalysisRecord{CompanyName: "Acme", AnalysisType: patent.AnalysisPortfolio, Response: "cached", Cached: true, Timestamp: now, Portfolio: old})
+	add(patent.AnalysisRecord{CompanyName: "Globex", AnalysisType: patent.AnalysisPortfolio, Response: "g", Timestamp: now.Add(-time.Minute), Portfolio: globex})
+	add(patent.AnalysisRecord{CompanyName: "Initech", AnalysisType: patent.AnalysisPortfolio, Response: "no facts", Timestamp: now})
+
+	rep := reports.New(st.Analyses(), st.Tracking(), clock)
+	c, err := rep.Compare(ctx, []patent.CompanyName{"globex", "ACME"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Companies) != 2 || c.Companies[0].Name != "globex" || c.Companies[1].Name != "ACME" || !c.Generated.Equal(now) {
+		t.Fatalf("companies = %+v at %v", c.Companies, c.Generated)
+	}
+	a := c.Companies[1]
+	if a.Portfolio.Granted != 3 || a.PatentCount != 2 || !a.AnalysedAt.Equal(now.AddDate(0, -1, 0)) {
+		t.Errorf("Acme = %+v, want its latest analysis with facts", a)
+	}
+	if want := patent.Similarity(globex.CPC, acme.CPC); len(c.Pairs) != 1 || c.Pairs[0].Similarity != want || want == 0 || want == 1 {
+		t.Errorf("pairs = %+v, want one at %v", c.Pairs, want)
+	}
+
+	for names, missing := range map[[2]patent.CompanyName]string{{"Acme", "Initech"}: "Initech", {"Nobody", "Initech"}: "Nobody"} {
+		_, err := rep.Compare(ctx, names[:])
+		if !errors.Is(err, patent.ErrNotFound) || err.Error() != "No analysis results found for "+missing {
+			t.Errorf("Compare(%v) = %v, want the 404 for %s", names, err, missing)
+		}
+	}
+}
