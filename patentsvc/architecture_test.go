@@ -46,15 +46,14 @@ var arch = archtest.Config{
 		{Pkg: "tracking", Role: archtest.RoleCore, Allow: []string{"patent"}},  // core service: the tracked companies as admins see them; a first run queued with each
 		{Pkg: "reports", Role: archtest.RoleCore, Allow: []string{"patent"}},   // core service: exports' rows, the PDF report's content, analytics
 
-		{Pkg: "pdf", Role: archtest.RoleAdapter, Allow: []string{"patent", "pdf/lpdf"}}, // adapter: PDF sections, OCR of scans (tesseract)
-		{Pkg: "pdf/lpdf", Role: archtest.RoleAdapter},                                   // the PDF library (ledongthuc/pdf), patched to bound what a document costs
-		{Pkg: "store", Role: archtest.RoleAdapter, Allow: []string{"patent"}},           // adapter: PostgreSQL or SQLite through GORM
-		{Pkg: "serpapi", Role: archtest.RoleAdapter, Allow: []string{"patent"}},         // adapter: SerpApi patent search
-		{Pkg: "llm", Role: archtest.RoleAdapter, Allow: []string{"patent"}},             // adapter: the LLM gateway
-		{Pkg: "pdfstore", Role: archtest.RoleAdapter, Allow: []string{"patent"}},        // adapter: PDF blobs (directory or S3), downloads
-		{Pkg: "webhook", Role: archtest.RoleAdapter, Allow: []string{"patent"}},         // adapter: outbound webhooks (and the admins' view of the deliveries)
-		{Pkg: "export", Role: archtest.RoleAdapter, Allow: []string{"patent"}},          // adapter: the download formats, CSV and PDF (gopdf), which the HTTP layer renders
-		{Pkg: "queue", Role: archtest.RoleAdapter, Allow: []string{"patent"}},           // adapter: the workers of the work queue (River) every replica drains
+		{Pkg: "pdf", Role: archtest.RoleAdapter, Allow: []string{"patent"}},      // adapter: PDF sections by the engine (poppler, child processes), OCR of scans (tesseract)
+		{Pkg: "store", Role: archtest.RoleAdapter, Allow: []string{"patent"}},    // adapter: PostgreSQL or SQLite through GORM
+		{Pkg: "serpapi", Role: archtest.RoleAdapter, Allow: []string{"patent"}},  // adapter: SerpApi patent search
+		{Pkg: "llm", Role: archtest.RoleAdapter, Allow: []string{"patent"}},      // adapter: the LLM gateway
+		{Pkg: "pdfstore", Role: archtest.RoleAdapter, Allow: []string{"patent"}}, // adapter: PDF blobs (directory or S3), downloads
+		{Pkg: "webhook", Role: archtest.RoleAdapter, Allow: []string{"patent"}},  // adapter: outbound webhooks (and the admins' view of the deliveries)
+		{Pkg: "export", Role: archtest.RoleAdapter, Allow: []string{"patent"}},   // adapter: the download formats, CSV and PDF (gopdf), which the HTTP layer renders
+		{Pkg: "queue", Role: archtest.RoleAdapter, Allow: []string{"patent"}},    // adapter: the workers of the work queue (River) every replica drains
 
 		{Pkg: "config", Role: archtest.RoleConfig, Allow: []string{"patent"}}, // config: the environment, parsed and checked
 
@@ -71,11 +70,6 @@ var arch = archtest.Config{
 	// fakes exports the tests' fakes of the upstreams to devstack (make
 	// demo); no package of the service imports it.
 	TestSupport: []string{"fakes"},
-
-	// The packages copied into the tree from elsewhere, with patches of ours
-	// (pdf/lpdf/README.md): their code keeps its authors' shape, so the size
-	// rules are not applied to it.
-	ThirdParty: []string{"pdf/lpdf"},
 
 	// No function over 80 lines or a cyclomatic complexity of 25 (third-party
 	// code aside); no interface of a core or http package over 12 methods.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
 
 	"github.com/gatewayapis/patentsvc/internal/export"
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -118,24 +118,12 @@ func mustRenderPDF(tb testing.TB, company string, generated time.Time, summary p
 	return buf.Bytes()
 }
 
-// mustPageTexts extracts the text of each page of a PDF with
-// github.com/ledongthuc/pdf, which reads gopdf's Type0 fonts through their
-// ToUnicode maps, so the text is what a reader copying from the page gets.
+// mustPageTexts extracts the text of each page of a PDF with poppler's
+// pdftotext, which reads gopdf's Type0 fonts through their ToUnicode maps,
+// so the text is what a reader copying from the page gets.
 func mustPageTexts(tb testing.TB, data []byte) []string {
 	tb.Helper()
-	r, err := lpdf.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		tb.Fatalf("read PDF: %v", err)
-	}
-	pages := make([]string, r.NumPage())
-	for i := range pages {
-		s, err := r.Page(i + 1).GetPlainText(nil)
-		if err != nil {
-			tb.Fatalf("page %d text: %v", i+1, err)
-		}
-		pages[i] = s
-	}
-	return pages
+	return pdftest.PageTexts(tb, data, "-layout")
 }
 
 // flat collapses all runs of whitespace (line breaks from wrapping

@@ -1,55 +1,21 @@
 package export_test
 
 import (
-	"bytes"
-	"cmp"
 	"fmt"
-	"math"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 // pageRows returns each page's lines of text, top to bottom, without the
-// "Page N" footer: the characters github.com/ledongthuc/pdf reads off the
-// page grouped by baseline, in the order they were drawn.
+// "Page N" footer, as poppler's pdftotext -layout reads them.
 func pageRows(tb testing.TB, data []byte) [][]string {
 	tb.Helper()
-	r, err := lpdf.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		tb.Fatalf("read PDF: %v", err)
-	}
-	footer := regexp.MustCompile(`^Page \d+$`)
-	pages := make([][]string, r.NumPage())
-	for i := range pages {
-		var (
-			ys   []float64
-			rows = map[float64]*strings.Builder{}
-		)
-		for _, t := range r.Page(i + 1).Content().Text {
-			y := math.Round(t.Y*10) / 10
-			if rows[y] == nil {
-				rows[y] = &strings.Builder{}
-				ys = append(ys, y)
-			}
-			// The reader ends each string gopdf shows with a U+FFFD: a
-			// space between them, as between words.
-			rows[y].WriteString(strings.ReplaceAll(t.S, "\uFFFD", " "))
-		}
-		slices.SortFunc(ys, func(a, b float64) int { return cmp.Compare(b, a) }) // top first
-		for _, y := range ys {
-			if s := flat(rows[y].String()); s != "" && !footer.MatchString(s) {
-				pages[i] = append(pages[i], s)
-			}
-		}
-	}
-	return pages
+	return pdftest.PageRows(tb, data)
 }
 
 // assertHeadingsKept fails the test when a page's last line is a heading

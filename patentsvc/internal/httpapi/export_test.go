@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
 	"github.com/gatewayapis/patentsvc/internal/store/storetest"
 
 	"github.com/gatewayapis/patentsvc/internal/export"
@@ -79,18 +79,7 @@ func TestExportPDF(t *testing.T) {
 	if !bytes.HasPrefix(body, []byte("%PDF-")) {
 		t.Fatalf("not a PDF: %.20q", body)
 	}
-	r, err := lpdf.NewReader(bytes.NewReader(body), int64(len(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pages []string
-	for i := 1; i <= r.NumPage(); i++ {
-		s, err := r.Page(i).GetPlainText(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pages = append(pages, s)
-	}
+	pages := pdftest.PageTexts(t, body, "-layout")
 	text := strings.Join(strings.Fields(strings.Join(pages, " ")), " ")
 	for _, want := range []string{"Acme Corp", "Total Analyses", "Analysis Types", "Models Used", "Third", "Second <b> & > text", "portfolio"} {
 		if !strings.Contains(text, want) {
@@ -123,14 +112,7 @@ func TestExportPDFMarkdownFonts(t *testing.T) {
 	rec := en.do(t, request{target: "/export/BYD/pdf", token: tb.AccessToken})
 	wantStatus(t, rec, http.StatusOK)
 	body := rec.Body.Bytes()
-	r, err := lpdf.NewReader(bytes.NewReader(body), int64(len(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.Page(1).GetPlainText(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := pdftest.PageTexts(t, body, "-layout")[0]
 	for _, want := range []string{"Key themes", "Assignee", "比亚迪股份有限公司", "Batteries"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("pdf text lacks %q; it reads:\n%s", want, s)
@@ -200,18 +182,7 @@ func exportPDFText(t *testing.T, en *env, token, company string) string {
 	rec := en.do(t, request{target: "/export/" + company + "/pdf", token: token})
 	wantStatus(t, rec, http.StatusOK)
 	body := rec.Body.Bytes()
-	r, err := lpdf.NewReader(bytes.NewReader(body), int64(len(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pages []string
-	for i := 1; i <= r.NumPage(); i++ {
-		s, err := r.Page(i).GetPlainText(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pages = append(pages, s)
-	}
+	pages := pdftest.PageTexts(t, body, "-layout")
 	return strings.Join(strings.Fields(strings.Join(pages, " ")), " ")
 }
 
@@ -252,8 +223,8 @@ func TestExportPDFPortfolio(t *testing.T) {
 	for _, want := range []string{"Portfolio", "From the portfolio analysis of 2026-11-20 09:00 UTC.", "Patents analysed 2",
 		"Search results 3: 2 granted, 1 application", "Countries US 2 active, 1 inactive",
 		"CPC classes", "H01M", "60.0%", "B60L", "40.0%", "Search results per publication year", "2023", "2024",
-		"Patents analysed", "US11394072B2", "Battery module with cooling-plate interleaving",
-		"patentimages.storage.googleapis.com/…/US11394072B2.pdf", "2024-05-07", "US11762912B2", "Pouch cell",
+		"Patents analysed", "US11394072B2", "Battery module with cooling-plate interleaving", "2024-05-07",
+		"patentimages.storage.googleapis.com/…/US11394072B2.pdf", "US11762912B2", "Pouch cell",
 		"Analyses", "Total Analyses 4", "Analysis 1 of 4: single_patent"} {
 		i := strings.Index(rest, want)
 		if i < 0 {

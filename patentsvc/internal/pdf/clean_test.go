@@ -3,7 +3,7 @@ package pdf_test
 import (
 	"bytes"
 	"context"
-	"image"
+	"io"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -28,7 +28,7 @@ func TestExtractCleansText(t *testing.T) {
 		"that the blade can be changed without tools. The blade is sharp and is made",
 		"of hardened\x00 steel.\x00", "10 Claims, 3 Drawing Sheets",
 	}
-	ocr := &fakeOCR{WordsFn: func(context.Context, *image.Gray, int) ([]pdf.Word, error) {
+	ocr := &fakeOCR{WordsFn: func(context.Context, io.Reader, int) ([]pdf.Word, error) {
 		return frontPageWords(text...), nil
 	}}
 	s, err := pdf.NewExtractor(ocr, "", pdf.DefaultLimits).Extract(t.Context(), bytes.NewReader(data), int64(len(data)))

@@ -1,25 +1,22 @@
 // Package pdf finds the sections of a patent PDF: the abstract, the
-// numbered claims, the summary and the detailed description. It is pure Go
-// (no cgo), on top of pdf/lpdf, the copy of github.com/ledongthuc/pdf kept
-// in the tree with our patches that bound what a document costs (its
-// README.md lists them); only the OCR of scans without a text layer runs
-// an external program, tesseract (Extractor).
+// numbered claims, the summary and the detailed description. The document
+// is read by an engine others maintain and fuzz, poppler, through its
+// programs run as child processes, each inside a boundary the kernel
+// enforces (engine.go): an address-space ceiling and a kill at the
+// deadline. pdfinfo counts the pages, pdftotext -tsv gives every word of
+// the text layer with its box, and pdftoppm renders a page without text
+// for OCR by tesseract (Extractor). The package itself is pure Go (no
+// cgo); what is ours is the line builder, the sections and claims, and
+// the OCR driver.
 //
-// Extract reads each page's content stream itself (with the library's
-// Interpret), placing every shown string on the page, then rebuilds lines
-// by baseline. A page with a gutter, a vertical strip near the middle that
-// no text crosses, is read as two columns, left before right; rows that
-// cross the middle, such as titles, end a column run. Gutter line numbers
-// (5, 10, ..., 65) and what OCR made of them ("1g", "is", "AO", "§"),
-// column numbers and running headers ("US 11,234,567 B2", "U.S. Patent
-// Jan. 4, 2022  Sheet 3 of 7", "Page 2") are dropped, words broken at line
-// ends are mended, and the sections are then found with patterns that
-// tolerate OCR errors. Tesseract's text layers (its GlyphLessFont, which
-// OCRmyPDF writes too) are decoded as UTF-16 here: the library's CMap
-// decoding garbles every character past U+00FF in them. The library's own text
-// functions are not used: GetPlainText merges words and ignores columns,
-// and GetTextByRow ignores the Td, cm and Tz operators with which OCR text
-// layers place each word.
+// The words are placed on the page and lines rebuilt by baseline. A page
+// with a gutter, a vertical strip near the middle that no text crosses,
+// is read as two columns, left before right; rows that cross the middle,
+// such as titles, end a column run. Gutter line numbers (5, 10, ..., 65)
+// and what OCR made of them ("1g", "is", "AO", "§"), column numbers and
+// running headers ("US 11,234,567 B2", "U.S. Patent Jan. 4, 2022  Sheet 3
+// of 7", "Page 2") are dropped, words broken at line ends are mended, and
+// the sections are then found with patterns that tolerate OCR errors.
 //
 // Extract is safe for concurrent use; it keeps no state between calls.
 //
@@ -36,20 +33,17 @@
 // The threshold is an average of 200 letters and digits per page, so a
 // document whose text layer covers only a few of its pages can pass with
 // little text. An Extractor with an OCR engine (FindTesseract) reads such
-// documents instead: each page short of text has its largest image (the
-// scan) decoded in pure Go (CCITT fax Group 3 and 4, JPEG, deflated or raw
-// 1- and 8-bit grey, RGB or CMYK; not JBIG2, JPEG 2000 or indexed
-// colour), scaled down by a whole factor to at most 12 million pixels,
-// and given to tesseract (English) with a timeout per page (PageTimeout);
-// the words it reads are placed on the page and go through the same line
-// building and section finding as a text layer. Images over 40 million
-// pixels are not decoded; a document of more than 50 pages has only its
-// first and last 25 OCR'd; at most GOMAXPROCS pages are OCR'd at once by
-// one Extractor, whatever the number of documents; images in form
-// XObjects, inline images and
-// rotated scans are not read. When OCR is unavailable, fails or reads too
-// little, the error is ErrImageOnly with a *patent.NotOCRedError saying
-// why.
+// documents instead: each page short of text is rendered by pdftoppm at
+// 300 dpi in grey (a larger page at less, to at most 12 million pixels),
+// whatever the encoding of its scan (CCITT fax, JBIG2, JPEG, JPEG 2000,
+// Flate, in an image, a form or inline), and given to tesseract (English)
+// through a pipe, with a timeout per page (PageTimeout); the words it
+// reads are placed on the page and go through the same line building and
+// section finding as a text layer. A document of more than 50 pages has
+// only its first and last 25 OCR'd; at most GOMAXPROCS pages are OCR'd at
+// once by one Extractor, whatever the number of documents. When OCR is
+// unavailable, fails or reads too little, the error is ErrImageOnly with a
+// *patent.NotOCRedError saying why.
 //
 // The output is only as good as the text layer. OCR misreads characters
 // ("GO6F" for "G06F", "Supply" for "supply"), repeats words ("a a") and
@@ -88,19 +82,22 @@
 // after the front page that are not drawing sheets or front-page
 // continuations, up to the claims. A front-page-only file has neither.
 // Tables, formulas and chemical structures come out as rows of words;
-// rotated and vertical text is not handled; widths of composite (CID)
-// fonts are estimated, so born-digital files with such fonts may gain or
-// lose spaces between words.
+// vertical text is not handled; text outside the page's box is not read
+// (poppler clips it).
 //
 // Every section's text is clean when it leaves Extract (patent.CleanText:
 // no NUL characters, each byte that is not UTF-8 as U+FFFD), whether it
 // came from a text layer or from OCR (decisions.md, "Both services:
 // hostile input answered, never a 5xx").
 //
-// Limits: encrypted files that need a password give ErrMalformed; the page
-// tree is read to a depth of 32 and up to 5000 pages, and at most 200000
-// strings are kept per page. ctx is checked between pages and every few
-// thousand content operators, and once it is done every read of the file
-// fails, which stops the library wherever it is. The whole document's text
-// is held in memory: callers should cap the size of what they pass in.
+// Limits (Limits; decisions.md, "patentsvc: PDFs read by a maintained
+// engine"): files that need a password give ErrMalformed; a document of
+// more pages than PDF_MAX_PAGES is refused as soon as pdfinfo has counted
+// them; each engine program may use PDF_MAX_DECODED_MB of memory beyond
+// its own (engineBase), and a program past it makes the document a
+// *LimitError; every program is killed when PDF_EXTRACT_TIMEOUT or the
+// caller's context ends. What the engine prints is bounded too: 8 MiB of
+// words a document, 100000 words a page, 64 KiB a word. The document's
+// words are held a page at a time, its lines whole: callers cap the size
+// of what they pass in (PDF_MAX_BYTES).
 package pdf

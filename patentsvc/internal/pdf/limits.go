@@ -1,9 +1,7 @@
 package pdf
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -19,11 +17,12 @@ type Limits struct {
 	// MaxPages is the most pages a document may have (its page tree's
 	// leaves, counted before any page is read).
 	MaxPages int
-	// MaxDecoded is the most bytes the document's streams may decompress
-	// to, added up over every read (a content stream shared by 500 pages
-	// counts 500 times; an object stream counts each time the library
-	// decompresses it again to resolve an object in it), with the pixels
-	// of the images decoded for OCR.
+	// MaxDecoded is the memory the engine may use for the document,
+	// beyond its own (engineBase): the address-space ceiling of each
+	// program that reads it (decisions.md, "patentsvc: PDFs read by a
+	// maintained engine"). What a document's streams decompress to is
+	// held there, so this bounds them too, with its images rendered for
+	// OCR.
 	MaxDecoded int64
 }
 
@@ -34,7 +33,7 @@ var DefaultLimits = Limits{Timeout: 30 * time.Second, MaxPages: 500, MaxDecoded:
 // stored with a PDF records them (the verdict is reused only under the
 // same limits: a release that changes a bound reads the document again).
 func (l Limits) String() string {
-	return fmt.Sprintf("timeout=%s pages=%d decoded=%dMiB spans=%d text=%dMiB", l.Timeout, l.MaxPages, l.MaxDecoded>>20, maxSpans, maxTextBytes>>20)
+	return fmt.Sprintf("engine=poppler timeout=%s pages=%d decoded=%dMiB spans=%d text=%dMiB", l.Timeout, l.MaxPages, l.MaxDecoded>>20, maxSpans, maxTextBytes>>20)
 }
 
 // Bounds of our own on what a document may cost, beyond the three
@@ -68,60 +67,6 @@ func tooSlow(d time.Duration) *LimitError {
 	return &LimitError{Reason: fmt.Sprintf("reading it took longer than %s", d)}
 }
 
-func tooMuchData(max int64) *LimitError {
-	return &LimitError{Reason: fmt.Sprintf("its streams decompress to more than %d MiB", max>>20)}
-}
-
-// errOverBudget is the read error of a stream once the document's
-// decompressed bytes pass the budget; the library turns it into a panic
-// (as any read error), which the extractor recovers and reports as the
-// budget's LimitError.
-var errOverBudget = errors.New("decompressed bytes over the document's budget")
-
-// budget counts the bytes a document's streams decompress to. One budget
-// serves one reading of one document, in one goroutine at a time.
-type budget struct {
-	max, used int64
-	over      bool
-}
-
-func newBudget(max int64) *budget { return &budget{max: max} }
-
-// wrap makes r count what it reads against the budget: the library's hook
-// on every stream it decodes (lpdf.NewReaderWith).
-func (b *budget) wrap(r io.Reader) io.Reader { return &counted{r: r, b: b} }
-
-// charge counts n bytes decoded outside the library (an image's pixels)
-// and returns errOverBudget past the budget.
-func (b *budget) charge(n int64) error {
-	b.used += n
-	if b.used > b.max {
-		b.over = true
-		return errOverBudget
-	}
-	return nil
-}
-
-// exceeded is the budget's LimitError once it has been passed, else nil.
-func (b *budget) exceeded() error {
-	if b == nil || !b.over {
-		return nil
-	}
-	return tooMuchData(b.max)
-}
-
-type counted struct {
-	r io.Reader
-	b *budget
-}
-
-func (c *counted) Read(p []byte) (int, error) {
-	if c.b.over {
-		return 0, errOverBudget
-	}
-	n, err := c.r.Read(p)
-	if cerr := c.b.charge(int64(n)); cerr != nil {
-		return n, cerr
-	}
-	return n, err
+func tooMuchMemory(max int64) *LimitError {
+	return &LimitError{Reason: fmt.Sprintf("reading it takes more than %d MiB of memory", max>>20)}
 }

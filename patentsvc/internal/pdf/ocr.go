@@ -3,7 +3,6 @@ package pdf
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,23 +17,24 @@ import (
 	"time"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
 )
 
-// This file reads image-only documents by OCR: each page's scan is
-// decoded (image.go), handed to an OCR engine, and the words it reads
-// become spans placed on the page, which then go through the same line
-// building and section finding as a text layer.
+// This file reads image-only documents by OCR: each page short of text is
+// rendered by the engine (pdftoppm, whatever the encoding of its scan),
+// handed to an OCR engine, and the words it reads become spans placed on
+// the page, which then go through the same line building and section
+// finding as a text layer.
 //
-// The engine is the tesseract program. It lives in this package, rather
-// than in a package of its own, because its only input is the page images
-// this package decodes, and adapters do not import each other
-// (architecture_test.go).
+// The OCR engine is the tesseract program. It lives in this package,
+// rather than in a package of its own, because its only input is the page
+// images the PDF engine renders here, and adapters do not import each
+// other (architecture_test.go).
 
 // OCR reads the words on a page image. *Tesseract implements it.
 type OCR interface {
-	// Words returns the words on img, scanned at dpi dots per inch.
-	Words(ctx context.Context, img *image.Gray, dpi int) ([]Word, error)
+	// Words returns the words on page, a grey image in PGM (P5) form
+	// rendered at dpi dots per inch.
+	Words(ctx context.Context, page io.Reader, dpi int) ([]Word, error)
 }
 
 // Word is a word read by OCR: its text, its box in the image's pixels,
@@ -104,23 +104,24 @@ func (e *Extractor) Extract(ctx context.Context, r io.ReaderAt, size int64) (pat
 	return extract(ctx, r, size, e, e.limits)
 }
 
-// ocrPages replaces the pages of doc that have almost no text with what
-// OCR reads on their scans. It returns the reason why OCR gave nothing,
-// for the image-only error, when no page was read.
-func (e *Extractor) ocrPages(ctx context.Context, r io.ReaderAt, d *doc) (string, error) {
-	if !d.rd.Trailer().Key("Encrypt").IsNull() {
-		return "OCR unavailable: the document is encrypted", nil
-	}
+// ocrPages replaces the pages of d that have almost no text with what
+// OCR reads on them. It returns the reason why OCR gave nothing, for the
+// image-only error, when no page was read.
+func (e *Extractor) ocrPages(ctx context.Context, d *doc) (string, error) {
 	read, firstErr := 0, ""
-	for i := range d.refs {
-		if len(d.refs) > maxOCRPages && i >= maxOCRPages/2 && i < len(d.refs)-maxOCRPages/2 {
+	for i := range d.pages {
+		if len(d.pages) > maxOCRPages && i >= maxOCRPages/2 && i < len(d.pages)-maxOCRPages/2 {
 			continue
 		}
 		if letters(d.pages[i]) >= minCharsPerPage {
 			continue
 		}
-		lines, err := e.ocrPage(ctx, r, d.refs[i], d.budget)
-		if err := cmp.Or(ctx.Err(), d.budget.exceeded()); err != nil {
+		lines, err := e.ocrPage(ctx, d, i)
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		var limit *LimitError
+		if errors.As(err, &limit) {
 			return "", err
 		}
 		if err != nil {
@@ -138,55 +139,73 @@ func (e *Extractor) ocrPages(ctx context.Context, r io.ReaderAt, d *doc) (string
 	return "OCR found too little text", nil
 }
 
-// ocrPage reads one page's scan by OCR and returns its lines in reading
-// order.
-func (e *Extractor) ocrPage(ctx context.Context, r io.ReaderAt, page lpdf.Value, b *budget) (lines []string, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			if a, ok := p.(abortWalk); ok {
-				err = a.err
-				return
-			}
-			err = fmt.Errorf("malformed page: %v", p)
-		}
-	}()
-	pi, err := findPageImage(ctx, page)
-	if err != nil {
-		return nil, err
+// maxOCRPixels bounds the image of a page given to OCR: a Letter page at
+// 300 dpi has 8.4 million pixels; a larger page is rendered at a lower
+// resolution.
+const (
+	ocrDPI       = 300
+	maxOCRPixels = 12_000_000
+)
+
+// ocrDPIFor is the resolution page i is rendered at for OCR: ocrDPI, or
+// less on a page so large that it would pass maxOCRPixels.
+func ocrDPIFor(width, height float64) int {
+	dpi := float64(ocrDPI)
+	if area := width * height / (72 * 72); area > 0 && area*dpi*dpi > maxOCRPixels {
+		dpi = math.Sqrt(maxOCRPixels / area)
 	}
+	return max(1, int(dpi))
+}
+
+// ocrPage renders page i of d (pdftoppm, in a child process bounded as the
+// text's) and reads it by OCR, the image passing from one program to the
+// other through a pipe; it returns the page's lines in reading order.
+func (e *Extractor) ocrPage(ctx context.Context, d *doc, i int) ([]string, error) {
 	select {
 	case e.slots <- struct{}{}:
 		defer func() { <-e.slots }()
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	// Its pixels (a byte each) count against the document's budget; decodeImage
-	// refuses images past maxImagePixels.
-	if w, h := pi.v.Key("Width").Int64(), pi.v.Key("Height").Int64(); w > 0 && h > 0 && w <= maxImagePixels && h <= maxImagePixels {
-		if err := b.charge(min(w*h, maxImagePixels)); err != nil {
-			return nil, err
-		}
-	}
-	g, err := decodeImage(r, pi.v)
+	w, h := d.sizes[i][0], d.sizes[i][1]
+	dpi := ocrDPIFor(w, h)
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	g, _ = shrink(g)
-	w, h := g.Rect.Dx(), g.Rect.Dy()
-	// Dots per inch across the image as drawn (72 points an inch).
-	dpi := int(math.Round(float64(w) / (math.Hypot(pi.ctm[0], pi.ctm[1]) / 72)))
-	words, err := e.ocr.Words(ctx, g, max(dpi, 1))
+	defer pr.Close()
+	wait, err := d.en.render(ctx, d.ceiling, io.NewSectionReader(d.src, 0, d.src.Size()), i+1, dpi, pw)
+	pw.Close() // the child holds its own copy
 	if err != nil {
 		return nil, err
 	}
-	return pageLines(wordSpans(words, w, h, pi.ctm), pageWidth(page)), nil
+	words, oerr := e.ocr.Words(ctx, pr, dpi)
+	pr.Close() // a renderer still writing ends (SIGPIPE)
+	rerr := wait()
+	switch {
+	case isLimit(rerr): // the page is past the memory ceiling
+		return nil, rerr
+	case oerr != nil && rerr != nil && !errors.Is(rerr, errOutputClosed):
+		return nil, rerr // the page was not rendered: OCR's error follows from it
+	case oerr != nil:
+		return nil, oerr
+	}
+	// OCR read the page: how the renderer ended after that (the pipe
+	// closed under it) does not matter.
+	return pageLines(wordSpans(words, 72/float64(dpi), h), w), nil
+}
+
+// isLimit reports whether err is a *LimitError.
+func isLimit(err error) bool {
+	var limit *LimitError
+	return errors.As(err, &limit)
 }
 
 // wordSpans places OCR'd words on the page, as spans of a text layer: each
-// word runs along the bottom of its line's box (image pixels, y down,
-// mapped through the image's unit square by ctm), with the line's height
-// as its size, so that a line's words make one row.
-func wordSpans(words []Word, w, h int, ctm mat) []span {
+// word runs along the bottom of its line's box (image pixels of scale
+// points each, y down from the top of a page height points high), with
+// the line's height as its size, so that a line's words make one row.
+func wordSpans(words []Word, scale, height float64) []span {
 	type extent struct{ top, bottom int }
 	lines := map[int]extent{}
 	for _, wd := range words {
@@ -196,16 +215,16 @@ func wordSpans(words []Word, w, h int, ctm mat) []span {
 		}
 		lines[wd.Line] = extent{min(e.top, wd.Box.Min.Y), max(e.bottom, wd.Box.Max.Y)}
 	}
-	place := func(px, py int) (float64, float64) {
-		return ctm.apply(float64(px)/float64(w), 1-float64(py)/float64(h))
-	}
 	spans := make([]span, 0, len(words))
 	for _, wd := range words {
 		e := lines[wd.Line]
-		x0, y := place(wd.Box.Min.X, e.bottom)
-		x1, _ := place(wd.Box.Max.X, e.bottom)
-		_, top := place(wd.Box.Min.X, e.top)
-		spans = append(spans, span{x0: x0, x1: x1, y: y, size: math.Abs(top - y), text: wd.Text + " "})
+		spans = append(spans, span{
+			x0:   float64(wd.Box.Min.X) * scale,
+			x1:   float64(wd.Box.Max.X) * scale,
+			y:    height - float64(e.bottom)*scale,
+			size: float64(e.bottom-e.top) * scale,
+			text: wd.Text + " ",
+		})
 	}
 	return spans
 }
@@ -249,15 +268,15 @@ func FindTesseract(ctx context.Context, lang string, pageTimeout time.Duration) 
 	return nil, fmt.Errorf("OCR unavailable: tesseract has no %s language data", lang)
 }
 
-// Words runs tesseract on img.
-func (t *Tesseract) Words(ctx context.Context, img *image.Gray, dpi int) ([]Word, error) {
+// Words runs tesseract on page.
+func (t *Tesseract) Words(ctx context.Context, page io.Reader, dpi int) ([]Word, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, t.path, "stdin", "stdout", "-l", t.lang, "--dpi", strconv.Itoa(dpi), "tsv")
 	// The environment passes through (TESSDATA_PREFIX may be set for it).
 	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")
-	cmd.Stdin = io.MultiReader(strings.NewReader(fmt.Sprintf("P5\n%d %d\n255\n", img.Rect.Dx(), img.Rect.Dy())), grayRows(img))
+	cmd.Stdin = page
 	var stdout, stderr capped
 	stdout.limit, stderr.limit = maxTSV, 4<<10
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -275,19 +294,6 @@ func (t *Tesseract) Words(ctx context.Context, img *image.Gray, dpi int) ([]Word
 		return nil, fmt.Errorf("tesseract: more than %d bytes of output", maxTSV)
 	}
 	return parseTSV(stdout.Bytes())
-}
-
-// grayRows reads img's pixels row by row, without copying the image.
-func grayRows(img *image.Gray) io.Reader {
-	w, h := img.Rect.Dx(), img.Rect.Dy()
-	if img.Stride == w {
-		return bytes.NewReader(img.Pix[:w*h])
-	}
-	readers := make([]io.Reader, h)
-	for y := range h {
-		readers[y] = bytes.NewReader(img.Pix[y*img.Stride : y*img.Stride+w])
-	}
-	return io.MultiReader(readers...)
 }
 
 // capped is a buffer that keeps the first limit bytes written to it.

@@ -1,19 +1,15 @@
 package pdf
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
-	"github.com/gatewayapis/patentsvc/internal/pdf/lpdf"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -40,63 +36,57 @@ const minCharsPerPage = 200
 // parsed, ErrImageOnly when it has no usable text layer (fewer than about
 // 200 letters and digits per page on average), a *LimitError when the
 // document is past one of its limits, and ctx.Err() when ctx is done
-// first; ctx and the limits are checked between pages and while a page's
-// content is read. Extract never panics: panics inside the PDF library are
-// recovered into ErrMalformed. It does no OCR: see Extractor.
+// first (the engine's programs are killed then). A crash of the engine is
+// ErrMalformed: it happens in a child process, never in this one. Without
+// the engine installed the error says so (poppler-utils), and is no kind
+// of patent.ErrPDFUnreadable: the document is not at fault. It does no
+// OCR: see Extractor.
 func Extract(ctx context.Context, r io.ReaderAt, size int64) (patent.Sections, error) {
 	return extract(ctx, r, size, nil, DefaultLimits)
 }
 
-// doc is an open document: its pages, each page's lines, and the budget
-// of its decompressed bytes.
+// doc is a document read by the engine: each page's lines and size, and
+// the document itself, which OCR gives the engine again.
 type doc struct {
-	rd     *lpdf.Reader
-	refs   []lpdf.Value
-	pages  [][]string
-	budget *budget
+	src     *io.SectionReader
+	en      *engine
+	ceiling int64
+	pages   [][]string
+	sizes   [][2]float64 // width and height of each page, in points
 }
 
 // extract is Extract within lim, reading image-only documents with e's
 // OCR when e is not nil. A document past lim is a *LimitError; the end of
 // ctx itself is ctx's error.
 func extract(ctx context.Context, r io.ReaderAt, size int64, e *Extractor, lim Limits) (patent.Sections, error) {
+	en, err := findEngine()
+	if err != nil {
+		return patent.Sections{}, err
+	}
 	parent := ctx
 	if lim.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, lim.Timeout, tooSlow(lim.Timeout))
 		defer cancel()
 	}
-	b := newBudget(lim.MaxDecoded)
-	s, err := extractWithin(ctx, r, size, e, lim.MaxPages, b)
+	s, err := extractWithin(ctx, en, io.NewSectionReader(r, 0, size), e, lim)
 	switch {
 	case err == nil:
 		return s, nil
 	case parent.Err() != nil:
 		return patent.Sections{}, parent.Err()
-	case b.exceeded() != nil:
-		return patent.Sections{}, b.exceeded()
 	case ctx.Err() != nil:
 		return patent.Sections{}, context.Cause(ctx)
 	}
 	return patent.Sections{}, err
 }
 
-// extractWithin is extract's work: at most maxPages pages, their streams'
-// decompressed bytes counted against b.
-func extractWithin(ctx context.Context, r io.ReaderAt, size int64, e *Extractor, maxPages int, b *budget) (s patent.Sections, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s = patent.Sections{}
-			err = fmt.Errorf("%w: %v", ErrMalformed, p)
-			if ctx.Err() != nil {
-				err = ctx.Err()
-			}
-		}
-	}()
+// extractWithin is extract's work.
+func extractWithin(ctx context.Context, en *engine, src *io.SectionReader, e *Extractor, lim Limits) (patent.Sections, error) {
 	if err := ctx.Err(); err != nil {
 		return patent.Sections{}, err
 	}
-	d, err := readPages(ctx, r, size, maxPages, b)
+	d, err := readPages(ctx, en, src, lim)
 	if err != nil {
 		return patent.Sections{}, err
 	}
@@ -107,7 +97,7 @@ func extractWithin(ctx context.Context, r io.ReaderAt, size int64, e *Extractor,
 		why := e.noOCR
 		if e.ocr != nil {
 			markOCR(ctx)
-			if why, err = e.ocrPages(ctx, io.NewSectionReader(r, 0, size), d); err != nil { // sized: image streams are checked against the end
+			if why, err = e.ocrPages(ctx, d); err != nil {
 				return patent.Sections{}, err
 			}
 		}
@@ -115,7 +105,7 @@ func extractWithin(ctx context.Context, r io.ReaderAt, size int64, e *Extractor,
 			return patent.Sections{}, fmt.Errorf("%w: %d characters on %d pages: %w", ErrImageOnly, chars, len(d.pages), &patent.NotOCRedError{Reason: why})
 		}
 	}
-	s = cleanSections(findSections(d.pages))
+	s := cleanSections(findSections(d.pages))
 	s.Pages = len(d.pages)
 	return s, nil
 }
@@ -184,192 +174,43 @@ func ExtractFile(ctx context.Context, path string) (patent.Sections, error) {
 	return Extract(ctx, f, fi.Size())
 }
 
-// source is the document as the PDF library sees it.
-//
-// It fails every read once ctx is done. The library turns a failed read
-// into a panic, which unwinds whatever loop it is in: this is how a
-// cancelled ctx stops work inside the library, including loops that a
-// hostile file could make endless.
-//
-// It also shows the library a header it accepts. The library wants exactly
-// "%PDF-1.[0-7]" and a line end, but scanners (libtiff, ImageMagick) write
-// "%PDF-1.3 " with a space before the line end, and PDF 2.0 files say
-// "%PDF-2.0"; both are patched in place, at the same length, so no offset
-// moves.
-type source struct {
-	ctx  context.Context
-	r    io.ReaderAt
-	head []byte // replacement for the first len(head) bytes, or nil
-}
-
-func newSource(ctx context.Context, r io.ReaderAt) *source {
-	s := &source{ctx: ctx, r: r}
-	buf := make([]byte, 10)
-	n, _ := r.ReadAt(buf, 0)
-	buf = buf[:n]
-	if n < 9 || !bytes.HasPrefix(buf, []byte("%PDF-")) || buf[6] != '.' {
-		return s
-	}
-	head := bytes.Clone(buf[:9])
-	if head[5] != '1' || head[7] < '0' || head[7] > '7' {
-		copy(head[5:8], "1.7")
-	}
-	if head[8] == ' ' || head[8] == '\t' {
-		head[8] = '\n'
-	}
-	if !bytes.Equal(head, buf[:9]) {
-		s.head = head
-	}
-	return s
-}
-
-func (s *source) ReadAt(p []byte, off int64) (int, error) {
-	if err := s.ctx.Err(); err != nil {
-		return 0, err
-	}
-	n, err := s.r.ReadAt(p, off)
-	if off >= 0 && off < int64(len(s.head)) {
-		for i := off; i < int64(len(s.head)) && i-off < int64(n); i++ {
-			p[i-off] = s.head[i]
-		}
-	}
-	return n, err
-}
-
-// readPages opens the document and reads each page's lines in reading
-// order: at most maxPages pages and maxTextBytes of text, their streams'
-// decompressed bytes counted against b.
-func readPages(ctx context.Context, r io.ReaderAt, size int64, maxPages int, b *budget) (*doc, error) {
-	rd, err := lpdf.NewReaderWith(newSource(ctx, r), size, b.wrap)
-	if err != nil {
-		if err := cmp.Or(ctx.Err(), b.exceeded()); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	refs, err := pageTree(rd.Trailer().Key("Root").Key("Pages"), maxPages)
-	if err != nil {
-		return nil, err
-	}
-	if len(refs) == 0 {
-		if err := cmp.Or(ctx.Err(), b.exceeded()); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: no pages", ErrMalformed)
-	}
-	pages := make([][]string, 0, len(refs))
-	failed, text := 0, 0
-	var firstErr error
-	for _, p := range refs {
-		lines, err := readPage(ctx, p)
-		if err := cmp.Or(ctx.Err(), b.exceeded()); err != nil {
-			return nil, err
-		}
-		var limit *LimitError
-		if errors.As(err, &limit) {
-			return nil, err
+// readPages reads the document's pages with the engine, each page's
+// lines in reading order. pdftotext reads at most lim.MaxPages pages while
+// pdfinfo counts them: a document of more is a *LimitError as soon as the
+// count is known, however far the reading has gone.
+func readPages(ctx context.Context, en *engine, src *io.SectionReader, lim Limits) (*doc, error) {
+	ceiling := lim.MaxDecoded + engineBase
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	counted := make(chan error, 1)
+	go func() {
+		n, err := en.pageCount(ctx, ceiling, io.NewSectionReader(src, 0, src.Size()))
+		switch {
+		case err != nil:
+		case n > lim.MaxPages:
+			err = tooManyPages(lim.MaxPages)
+		case n == 0:
+			err = fmt.Errorf("%w: no pages", ErrMalformed)
 		}
 		if err != nil {
-			failed++
-			if firstErr == nil {
-				firstErr = err
-			}
+			cancel() // the reading is of no use
 		}
-		for _, l := range lines {
-			text += len(l)
-		}
-		if text > maxTextBytes {
-			return nil, &LimitError{Reason: fmt.Sprintf("more than %d MiB of text", maxTextBytes>>20)}
-		}
-		pages = append(pages, lines)
-	}
-	if failed == len(refs) {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, firstErr)
-	}
-	return &doc{rd: rd, refs: refs, pages: pages, budget: b}, nil
-}
-
-// readPage returns one page's lines, turning the library's panics into an
-// error. When a page breaks part way, the text before the break is kept.
-func readPage(ctx context.Context, page lpdf.Value) ([]string, error) {
-	var t pageText
-	err := func() (err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				if a, ok := p.(abortWalk); ok {
-					err = a.err
-					return
-				}
-				err = fmt.Errorf("page: %v", p)
-			}
-		}()
-		pageSpans(ctx, page, &t)
-		return nil
+		counted <- err
 	}()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
+	d := &doc{src: src, en: en, ceiling: ceiling}
+	err := en.words(ctx, ceiling, io.NewSectionReader(src, 0, src.Size()), lim.MaxPages, func(p textPage) error {
+		d.pages = append(d.pages, pageLines(p.spans, p.width))
+		d.sizes = append(d.sizes, [2]float64{p.width, p.height})
+		return ctx.Err()
+	})
+	if cerr := <-counted; cerr != nil && !errors.Is(cerr, context.Canceled) {
+		return nil, cerr
 	}
-	var limit *LimitError
-	if err != nil && (len(t.spans) == 0 || errors.As(err, &limit)) {
-		return nil, err
-	}
-	return pageLines(t.spans, t.width), nil
-}
-
-// pageTree lists the leaves of the page tree in order, at most maxPages:
-// a tree that declares (Count) or holds more is a *LimitError, before any
-// page is read. It walks the tree itself, with a depth limit, because the
-// library's Page(i) loops for ever on a Kids array that contains its own
-// parent; a node that is its own ancestor makes the document malformed,
-// and so does a tree of more nodes than its pages could need (nodes listed
-// again and again: 2^depth paths to walk).
-func pageTree(root lpdf.Value, maxPages int) ([]lpdf.Value, error) {
-	if n := root.Key("Count").Int64(); n > int64(maxPages) {
-		return nil, tooManyPages(maxPages)
-	}
-	maxNodes := 4*maxPages + maxTreeDepth
-	var (
-		pages []lpdf.Value
-		path  []string // the nodes above the one walked, by their text
-		nodes int
-		err   error
-		walk  func(v lpdf.Value, depth int)
-	)
-	walk = func(v lpdf.Value, depth int) {
-		if depth > maxTreeDepth || v.Kind() != lpdf.Dict {
-			return
-		}
-		if nodes++; nodes > maxNodes {
-			err = fmt.Errorf("%w: the page tree has more than %d nodes", ErrMalformed, maxNodes)
-			return
-		}
-		kids := v.Key("Kids")
-		if v.Key("Type").Name() == "Page" || kids.Kind() != lpdf.Array {
-			if v.Key("Type").Name() == "Page" || !v.Key("Contents").IsNull() {
-				if len(pages) == maxPages {
-					err = tooManyPages(maxPages)
-					return
-				}
-				pages = append(pages, v)
-			}
-			return
-		}
-		// A node's text holds its Kids as references ("3 0 R"): equal
-		// text is the same node, or one that could only repeat it.
-		node := v.String()
-		if slices.Contains(path, node) {
-			err = fmt.Errorf("%w: the page tree contains itself", ErrMalformed)
-			return
-		}
-		path = append(path, node)
-		for i := 0; i < kids.Len() && err == nil; i++ {
-			walk(kids.Index(i), depth+1)
-		}
-		path = path[:len(path)-1]
-	}
-	walk(root, 0)
 	if err != nil {
 		return nil, err
 	}
-	return pages, nil
+	if len(d.pages) == 0 {
+		return nil, fmt.Errorf("%w: no pages", ErrMalformed)
+	}
+	return d, nil
 }
