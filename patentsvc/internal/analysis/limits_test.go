@@ -28,12 +28,15 @@ func TestDocumentsPastLimits(t *testing.T) {
 			return next(ctx, r, size)
 		}
 	}
-	pns := w.CompanyDocs("Acme Corp", nil, pdftest.Pages(600), pdftest.Bomb(300<<20), pdftest.SelfTree(), nil)
-	// The limits under test are pages and decoded bytes: the time limit
-	// is out of the way, or a busy machine (the race detector, other
-	// packages' tests) reads the bomb past 30 s before it reaches 200 MiB
-	// and the verdict is the time's.
+	pns := w.CompanyDocs("Acme Corp", nil, pdftest.Pages(600), pdftest.TextBomb(1<<20), pdftest.XrefSize(2_000_000_000), nil)
+	// The limits under test are pages and the engine's memory: the time
+	// limit is out of the way, or a busy machine (the race detector, other
+	// packages' tests) could read the page of text operators past it
+	// before the engine passes its ceiling, and the verdict be the time's.
+	// A page of 1 MiB of text operators takes poppler about 190 MiB; an
+	// 8 MiB budget (a 72 MiB ceiling) stops it in a fraction of a second.
 	w.Limits.Timeout = 10 * time.Minute
+	w.Limits.MaxDecoded = 8 << 20
 	an := w.Analyzer(nil)
 
 	want := []struct {
@@ -42,7 +45,7 @@ func TestDocumentsPastLimits(t *testing.T) {
 	}{
 		{true, ""},
 		{false, "document not read: more than 500 pages"},
-		{false, "document not read: its streams decompress to more than 200 MiB"},
+		{false, "document not read: reading it takes more than 8 MiB of memory"},
 		{false, "document not read: not a readable PDF"},
 		{true, ""},
 	}
@@ -97,7 +100,7 @@ func TestDocumentsPastLimits(t *testing.T) {
 	reads.Store(0)
 	res := w.Analyzer(nil).AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{Fresh: true})
 	if got := reads.Load(); got != 5 || !res.Patents[1].Read || res.Patents[2].Read {
-		t.Errorf("under PDF_MAX_PAGES=1000: %d documents read, patents 1 and 2 read %v, %v; want 5, the 600 pages read, the bomb refused again",
+		t.Errorf("under PDF_MAX_PAGES=1000: %d documents read, patents 1 and 2 read %v, %v; want 5, the 600 pages read, the page of text operators refused again",
 			got, res.Patents[1].Read, res.Patents[2].Read)
 	}
 }

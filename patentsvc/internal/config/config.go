@@ -89,7 +89,7 @@ type Config struct {
 	JobsMaxAttempts      int           // JOBS_MAX_ATTEMPTS: runs of a job whose end could not be recorded before it fails
 	PDFExtractTimeout    time.Duration // PDF_EXTRACT_TIMEOUT: the longest one document is read (OCR included)
 	PDFMaxPages          int           // PDF_MAX_PAGES: pages of a document read at most
-	PDFMaxDecodedBytes   int64         // PDF_MAX_DECODED_MB: decompressed stream bytes one document may cost
+	PDFMaxDecodedBytes   int64         // PDF_MAX_DECODED_MB: memory the PDF engine may use for one document
 	PDFFontPath          string        // PDF_FONT_PATH: the PDF report's fallback font (CJK); empty for none
 	PDFFontBoldPath      string        // PDF_FONT_BOLD_PATH: its bold; empty uses PDFFontPath
 
@@ -231,7 +231,7 @@ var settings = []setting{
 		}},
 	{"PDF_MAX_PAGES", "500", "Most pages of a patent PDF; a document with more is not read (`read: false`, and not read again).", false,
 		func(c *Config, v string) error { return intIn(&c.PDFMaxPages, v, 1, 10000) }},
-	{"PDF_MAX_DECODED_MB", "200", "Most bytes, in MiB, that a patent PDF's decompressed streams may add up to, however often a stream is read (shared page contents count each time); a document past it is not read (`read: false`, and not read again).", false,
+	{"PDF_MAX_DECODED_MB", "200", "Most memory, in MiB, that the PDF engine may use for one patent PDF, beyond its programs' own 64 MiB: the address-space ceiling of each poppler program that reads it (what its streams decompress to is held there); a document past it is not read (`read: false`, and not read again).", false,
 		func(c *Config, v string) error { return mebibytes(&c.PDFMaxDecodedBytes, v, 1, 4096) }},
 	{"PDF_FONT_PATH", "", "TrueType font file (`.ttf`: a single font with TrueType outlines, not a `.ttc` collection nor a CFF `.otf`) in which the PDF report draws the characters its built-in Go fonts lack, such as Chinese, Japanese and Korean. Empty: none, and those characters show as U+FFFD. The container image sets it to Droid Sans Fallback (Debian's `fonts-droid-fallback`, Apache 2.0). A file that cannot be read or is not such a font stops start-up.", false,
 		func(c *Config, v string) error { c.PDFFontPath = v; return nil }},

@@ -3,8 +3,8 @@
 // is read by an engine others maintain and fuzz, poppler, through its
 // programs run as child processes, each inside a boundary the kernel
 // enforces (engine.go): an address-space ceiling and a kill at the
-// deadline. pdfinfo counts the pages, pdftotext -tsv gives every word of
-// the text layer with its box, and pdftoppm renders a page without text
+// deadline. pdftotext -tsv gives every word of the text layer with its
+// box, page by page, and pdftoppm renders a page without text
 // for OCR by tesseract (Extractor). The package itself is pure Go (no
 // cgo); what is ours is the line builder, the sections and claims, and
 // the OCR driver.
@@ -92,9 +92,9 @@
 //
 // Limits (Limits; decisions.md, "patentsvc: PDFs read by a maintained
 // engine"): files that need a password give ErrMalformed; a document of
-// more pages than PDF_MAX_PAGES is refused as soon as pdfinfo has counted
-// them; each engine program may use PDF_MAX_DECODED_MB of memory beyond
-// its own (engineBase), and a program past it makes the document a
+// more pages than PDF_MAX_PAGES is refused as soon as the engine reaches
+// the first page too many; each engine program may use PDF_MAX_DECODED_MB of memory beyond
+// its own (EngineBase), and a program past it makes the document a
 // *LimitError; every program is killed when PDF_EXTRACT_TIMEOUT or the
 // caller's context ends. What the engine prints is bounded too: 8 MiB of
 // words a document, 100000 words a page, 64 KiB a word. The document's

@@ -22,36 +22,35 @@ import (
 // system enforces (decisions.md, "patentsvc: PDFs read by a maintained
 // engine"; docs/architecture.md, "The PDF engine"):
 //
-//   - pdfinfo counts the pages, so that a document past PDF_MAX_PAGES is
-//     refused before any page is read;
 //   - pdftotext -tsv gives each word of the text layer with its box, for
-//     the line builder (layout.go);
+//     the line builder (layout.go), page by page, so that a document
+//     past PDF_MAX_PAGES is refused when its first page too many comes;
 //   - pdftoppm renders a page without text to a grey image, for OCR
 //     (ocr.go), whatever the encoding of its scan (CCITT fax, JBIG2, JPEG,
 //     JPEG 2000, Flate).
 //
 // The boundary: the program runs under an address-space limit (ulimit -v,
 // set by /bin/sh before it execs the program: the ceiling is
-// PDF_MAX_DECODED_MB plus engineBase for the program and its libraries),
+// PDF_MAX_DECODED_MB plus EngineBase for the program and its libraries),
 // and is killed (SIGKILL) when the document's PDF_EXTRACT_TIMEOUT or the
 // caller's context ends. The document reaches it on its standard input;
 // what it prints is read as it comes and bounded (maxTextBytes of words,
 // maxSpans words a page, maxRow bytes a row).
 
-// engineBase is the address space a poppler program takes before it reads
-// a document (its code and shared libraries: pdftotext needs about 40 MiB
-// to read a patent); the ceiling of a child is the document's memory
-// budget (Limits.MaxDecoded) plus this.
-const engineBase = 64 << 20
+// EngineBase is the address space a poppler program takes before it reads
+// a document (its code and shared libraries: pdftotext needs 20 to 40 MiB
+// to read a patent); the ceiling of each engine program is the document's
+// memory budget (Limits.MaxDecoded, PDF_MAX_DECODED_MB) plus this.
+const EngineBase = 64 << 20
 
 // engine is the set of poppler programs, found on PATH.
 type engine struct {
-	info, text, ppm string
+	text, ppm string
 }
 
 // errNoEngine is the error of Extract when poppler's programs are not
 // installed: the document is not at fault, and nothing is stored for it.
-var errNoEngine = errors.New("pdf engine unavailable: poppler's pdfinfo, pdftotext and pdftoppm are not on PATH (Debian package poppler-utils)")
+var errNoEngine = errors.New("pdf engine unavailable: poppler's pdftotext and pdftoppm are not on PATH (Debian package poppler-utils)")
 
 // found is the engine once found: its programs' paths stay valid.
 var found struct {
@@ -70,7 +69,7 @@ func findEngine() (*engine, error) {
 	for _, p := range []struct {
 		name string
 		path *string
-	}{{"pdfinfo", &en.info}, {"pdftotext", &en.text}, {"pdftoppm", &en.ppm}} {
+	}{{"pdftotext", &en.text}, {"pdftoppm", &en.ppm}} {
 		path, err := exec.LookPath(p.name)
 		if err == nil {
 			path, err = filepath.EvalSymlinks(path)
@@ -172,7 +171,7 @@ func (c *child) verdict(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	if c.stderr.outOfMem {
-		return tooMuchMemory(c.ceiling - engineBase)
+		return tooMuchMemory(c.ceiling - EngineBase)
 	}
 	if err == nil {
 		return nil
@@ -201,49 +200,6 @@ func (c *child) verdict(ctx context.Context, err error) error {
 // errOutputClosed is the end of a program whose reader stopped reading
 // (SIGPIPE): the reader's own error says why.
 var errOutputClosed = errors.New("pdf engine: its output was closed")
-
-// pageCount runs pdfinfo on the document and returns its number of pages.
-func (en *engine) pageCount(ctx context.Context, ceiling int64, doc io.Reader) (int, error) {
-	c := command(ctx, ceiling, doc, en.info, "-")
-	var out bytes.Buffer
-	c.cmd.Stdout = &limitedWriter{w: &out, n: 64 << 10}
-	if err := c.verdict(ctx, c.cmd.Run()); err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "Pages:"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < 0 {
-				return 0, fmt.Errorf("%w: pdfinfo gives %q pages", ErrMalformed, strings.TrimSpace(v))
-			}
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("%w: %s", ErrMalformed, cmpOr(c.stderr.reason(), "no page count"))
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-// limitedWriter writes the first n bytes to w and drops the rest.
-type limitedWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(len(p), l.n)
-		l.w.Write(p[:k])
-		l.n -= k
-	}
-	return len(p), nil
-}
 
 // textPage is one page of the text layer: its size in points and the
 // words on it, placed as spans.

@@ -18,7 +18,7 @@ type Limits struct {
 	// leaves, counted before any page is read).
 	MaxPages int
 	// MaxDecoded is the memory the engine may use for the document,
-	// beyond its own (engineBase): the address-space ceiling of each
+	// beyond its own (EngineBase): the address-space ceiling of each
 	// program that reads it (decisions.md, "patentsvc: PDFs read by a
 	// maintained engine"). What a document's streams decompress to is
 	// held there, so this bounds them too, with its images rendered for

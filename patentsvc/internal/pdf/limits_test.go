@@ -24,7 +24,9 @@ import (
 
 // The engine's verdicts on the hostile documents, under the default limits.
 const (
-	overMemory = "document not read: reading it takes more than 200 MiB of memory"
+	// A page of 40 MiB of text operators fills poppler's memory in about
+	// 15 s of CPU: on a busy machine the 30 s limit may come first.
+	overMemory = "document not read: reading it takes more than 200 MiB of memory|document not read: reading it took longer than 30s"
 	noText     = "pdf has no text layer"
 )
 
@@ -37,7 +39,7 @@ const (
 var hostileDocs = []struct {
 	name string
 	data func() []byte
-	want string // the error's text holds it
+	want string // the error's text holds it, or one of its |-separated texts
 }{
 	{"5000 pages sharing one 40 MiB stream", func() []byte { return pdftest.SharedContent(5000, 40<<20) }, overMemory},
 	{"400 pages sharing one 40 MiB stream", func() []byte { return pdftest.SharedContent(400, 40<<20) }, overMemory},
@@ -146,7 +148,7 @@ func TestExtractLimits(t *testing.T) {
 			}
 			t.Logf("%s in %v; process peak %d MiB, engine peak %d MiB; the other document read first: %v",
 				r.Err, r.Took.Round(time.Millisecond), r.SelfMaxRSS>>20, r.EngineRSS>>20, r.OtherBefore)
-			if !strings.Contains(r.Err, tt.want) || !r.Unreadable {
+			if !slices.ContainsFunc(strings.Split(tt.want, "|"), func(w string) bool { return strings.Contains(r.Err, w) }) || !r.Unreadable {
 				t.Errorf("Extract = %s, want a kind of ErrPDFUnreadable saying %q", r.Err, tt.want)
 			}
 			if limit := strings.HasPrefix(tt.want, "document not read"); r.OverLimit != limit {

@@ -3,10 +3,14 @@ package pdf_test
 import (
 	"bufio"
 	"bytes"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
 	"image"
+	"image/draw"
+	"image/jpeg"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -20,6 +24,7 @@ import (
 
 	"github.com/gatewayapis/patentsvc/internal/patent"
 	"github.com/gatewayapis/patentsvc/internal/pdf"
+	"github.com/gatewayapis/patentsvc/internal/pdf/pdftest"
 )
 
 // mustFindTesseract returns the tesseract engine, or skips the test
@@ -75,7 +80,7 @@ func wantNotOCRed(t *testing.T, err error, reason string) {
 func engineOnly(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"pdfinfo", "pdftotext", "pdftoppm"} {
+	for _, name := range []string{"pdftotext", "pdftoppm"} {
 		path, err := exec.LookPath(name)
 		if err != nil {
 			t.Fatalf("the PDF engine is needed: %v (Debian: apt-get install poppler-utils)", err)
@@ -329,4 +334,98 @@ func TestExtractDocumentsAtOnce(t *testing.T) {
 	if err != nil || s.Abstract == "" {
 		t.Fatalf("once the others are done: %v, abstract %q", err, s.Abstract)
 	}
+}
+
+// TestExtractOCREncodings OCRs the scan's front page encoded in each way
+// a scanner may write it into a PDF (decisions.md, "patentsvc: PDFs read
+// by a maintained engine"): the published file's CCITT Group 4 fax image,
+// and the same page, rendered by pdftoppm, re-encoded here as JBIG2
+// (pdftest.JBIG2, checked against jbig2dec in its own tests), JPEG,
+// JPEG 2000 (opj_compress, Debian's libopenjp2-tools) and deflated grey.
+// Each abstract scores F1 >= 0.95 against the published one. It needs
+// tesseract and opj_compress; REQUIRE_OCR=1 fails instead of skipping.
+func TestExtractOCREncodings(t *testing.T) {
+	t.Parallel()
+	tess := mustFindTesseract(t)
+	opj, err := exec.LookPath("opj_compress")
+	if err != nil {
+		if os.Getenv("REQUIRE_OCR") == "1" {
+			t.Fatalf("REQUIRE_OCR=1 but no opj_compress: %v (Debian: apt-get install libopenjp2-tools)", err)
+		}
+		t.Skipf("the JPEG 2000 scan is made with opj_compress: %v (Debian: apt-get install libopenjp2-tools)", err)
+	}
+	doc := mustLoadAbstracts(t, "testdata")[scan]
+	published := mustReadTestdata(t, doc.File)
+	if !bytes.Contains(published, []byte("/CCITTFaxDecode")) {
+		t.Fatalf("%s: want its scans as CCITT fax images", doc.File)
+	}
+	page := renderGray(t, published)
+	w, h := page.Rect.Dx(), page.Rect.Dy()
+
+	var jpg bytes.Buffer
+	if err := jpeg.Encode(&jpg, page, &jpeg.Options{Quality: 75}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	pgm := filepath.Join(dir, "page.pgm")
+	if err := os.WriteFile(pgm, append(fmt.Appendf(nil, "P5\n%d %d\n255\n", w, h), page.Pix...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jp2 := filepath.Join(dir, "page.jp2")
+	if out, err := exec.Command(opj, "-i", pgm, "-o", jp2, "-r", "20").CombinedOutput(); err != nil {
+		t.Fatalf("opj_compress: %v\n%s", err, out)
+	}
+	jpx, err := os.ReadFile(jp2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flate bytes.Buffer
+	zw := zlib.NewWriter(&flate)
+	zw.Write(page.Pix)
+	zw.Close()
+
+	const grey = "/ColorSpace /DeviceGray /BitsPerComponent 8 "
+	for _, tt := range []struct {
+		name string
+		data []byte
+	}{
+		{"CCITT Group 4 (as published)", published},
+		{"JBIG2", pdftest.ImagePDF(w, h, "/ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /JBIG2Decode", pdftest.JBIG2(page))},
+		{"JPEG", pdftest.ImagePDF(w, h, grey+"/Filter /DCTDecode", jpg.Bytes())},
+		{"JPEG 2000", pdftest.ImagePDF(w, h, grey+"/Filter /JPXDecode", jpx)},
+		{"Flate", pdftest.ImagePDF(w, h, grey+"/Filter /FlateDecode", flate.Bytes())},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := pdf.NewExtractor(tess, "", pdf.DefaultLimits).Extract(context.Background(), bytes.NewReader(tt.data), int64(len(tt.data)))
+			if err != nil {
+				t.Fatalf("Extract: %v", err)
+			}
+			score := f1(s.Abstract, doc.Abstract)
+			t.Logf("%s: %d bytes, abstract F1 %.3f", tt.name, len(tt.data), score)
+			if score < minF1 {
+				t.Errorf("%s: abstract F1 %.3f, want >= %v\ngot:  %s\nwant: %s", tt.name, score, minF1, s.Abstract, doc.Abstract)
+			}
+			checkNotCut(t, tt.name, s.Abstract, doc.Abstract)
+		})
+	}
+}
+
+// renderGray renders the first page of data at 300 dpi in grey with
+// pdftoppm.
+func renderGray(t *testing.T, data []byte) *image.Gray {
+	t.Helper()
+	cmd := exec.Command("pdftoppm", "-f", "1", "-l", "1", "-r", "300", "-gray", "-png", "-singlefile", "-")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pdftoppm: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := image.NewGray(img.Bounds())
+	draw.Draw(g, g.Rect, img, img.Bounds().Min, draw.Src)
+	return g
 }

@@ -2,7 +2,6 @@ package pdf
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -175,37 +174,19 @@ func ExtractFile(ctx context.Context, path string) (patent.Sections, error) {
 }
 
 // readPages reads the document's pages with the engine, each page's
-// lines in reading order. pdftotext reads at most lim.MaxPages pages while
-// pdfinfo counts them: a document of more is a *LimitError as soon as the
-// count is known, however far the reading has gone.
+// lines in reading order: at most lim.MaxPages, a document with one more
+// being a *LimitError as soon as the engine reaches it.
 func readPages(ctx context.Context, en *engine, src *io.SectionReader, lim Limits) (*doc, error) {
-	ceiling := lim.MaxDecoded + engineBase
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	counted := make(chan error, 1)
-	go func() {
-		n, err := en.pageCount(ctx, ceiling, io.NewSectionReader(src, 0, src.Size()))
-		switch {
-		case err != nil:
-		case n > lim.MaxPages:
-			err = tooManyPages(lim.MaxPages)
-		case n == 0:
-			err = fmt.Errorf("%w: no pages", ErrMalformed)
-		}
-		if err != nil {
-			cancel() // the reading is of no use
-		}
-		counted <- err
-	}()
+	ceiling := lim.MaxDecoded + EngineBase
 	d := &doc{src: src, en: en, ceiling: ceiling}
-	err := en.words(ctx, ceiling, io.NewSectionReader(src, 0, src.Size()), lim.MaxPages, func(p textPage) error {
+	err := en.words(ctx, ceiling, io.NewSectionReader(src, 0, src.Size()), lim.MaxPages+1, func(p textPage) error {
+		if len(d.pages) == lim.MaxPages {
+			return tooManyPages(lim.MaxPages)
+		}
 		d.pages = append(d.pages, pageLines(p.spans, p.width))
 		d.sizes = append(d.sizes, [2]float64{p.width, p.height})
 		return ctx.Err()
 	})
-	if cerr := <-counted; cerr != nil && !errors.Is(cerr, context.Canceled) {
-		return nil, cerr
-	}
 	if err != nil {
 		return nil, err
 	}
