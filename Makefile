@@ -236,7 +236,7 @@ docker-vinsvc: ## build the vinsvc image (context: the repo root) as $(IMAGE_REG
 docker-patentsvc: ## build the patentsvc image (context: the repo root) as $(IMAGE_REGISTRY)/patentsvc:$(VERSION) for $(PLATFORM)
 	docker build --platform $(PLATFORM) -f deploy/docker/patentsvc.Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE_REGISTRY)/patentsvc:$(VERSION) .
 
-docker-patentsvc-ocr: ## build the patentsvc image with tesseract OCR for scanned PDFs (Debian slim, about 210 MB) as $(IMAGE_REGISTRY)/patentsvc-ocr:$(VERSION)
+docker-patentsvc-ocr: ## build the patentsvc image with tesseract OCR for scanned PDFs (Debian slim with poppler-utils and tesseract, about 250 MB) as $(IMAGE_REGISTRY)/patentsvc-ocr:$(VERSION)
 	docker build --platform $(PLATFORM) -f deploy/docker/patentsvc-ocr.Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE_REGISTRY)/patentsvc-ocr:$(VERSION) .
 
 k8s-render: ## print the manifests of deploy/k8s/overlays/$(OVERLAY) (OVERLAY=dev or prod)

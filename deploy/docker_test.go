@@ -117,9 +117,10 @@ func parseDockerfile(t *testing.T, service string) []stage {
 
 // extraStages are the stages each Dockerfile has besides its builder
 // (AS build) and its runtime stage (the last one).
+// patentsvc has none: its runtime installs the PDF report's font from
+// Debian itself (font_test.go).
 var extraStages = map[string][]string{
-	"vinsvc":    {"snapshot"}, // the vPIC snapshot (tools/vpic-snapshot.sh)
-	"patentsvc": {"fonts"},    // the PDF report's CJK font (font_test.go)
+	"vinsvc": {"snapshot"}, // the vPIC snapshot (tools/vpic-snapshot.sh)
 }
 
 // dockerStages is a Dockerfile's stages by role.
@@ -318,6 +319,105 @@ func goDirective(t *testing.T, service string) string {
 
 var distroless = regexp.MustCompile(`^gcr\.io/distroless/static-debian12:nonroot@sha256:[0-9a-f]{64}$`)
 
+// patentsvcPackages are the Debian packages patentsvc's runtime installs
+// (and the OCR image's, with tesseract): poppler's programs, which the PDF
+// engine runs as child processes under /bin/sh with a ulimit (issue 35;
+// Debian slim has the shell, dash); the CA certificates and time zones the
+// search, LLM, PDF and S3 clients need; the PDF report's CJK font.
+var patentsvcPackages = []string{"poppler-utils", "ca-certificates", "tzdata", fontPackage}
+
+// runtimeBases is what each service's runtime stage is built on, and the
+// packages it must install there (none: no RUN at all).
+var runtimeBases = map[string]struct {
+	from     *regexp.Regexp
+	want     string
+	packages []string
+}{
+	"vinsvc":    {distroless, "gcr.io/distroless/static-debian12:nonroot pinned by digest", nil},
+	"patentsvc": {debianSlim, "debian:12-slim (poppler needs a shell and glibc)", patentsvcPackages},
+}
+
+// aptRun is what a stage's RUN lines do with apt-get.
+type aptRun struct {
+	packages     []string // named by apt-get install
+	installs     int      // apt-get install commands
+	noRecommends bool     // every one of them has -y and --no-install-recommends
+	fresh        bool     // each runs after apt-get update in its RUN
+	listsRemoved bool     // each RUN that installs ends by removing /var/lib/apt/lists/*
+	other        []string // RUN lines that do not install
+}
+
+// aptInstalls reads the stage's RUN lines as `apt-get update && apt-get
+// install ... && rm -rf /var/lib/apt/lists/*` chains.
+func aptInstalls(s stage) aptRun {
+	a := aptRun{noRecommends: true, fresh: true, listsRemoved: true}
+	for _, in := range s.instr {
+		if in.cmd != "RUN" {
+			continue
+		}
+		updated, installed, removed := false, false, false
+		for cmd := range strings.SplitSeq(in.args, "&&") {
+			w := strings.Fields(cmd)
+			switch {
+			case len(w) >= 2 && w[0] == "apt-get" && w[1] == "update":
+				updated = true
+			case len(w) >= 2 && w[0] == "apt-get" && slices.Contains(w, "install"):
+				installed = true
+				a.installs++
+				a.fresh = a.fresh && updated
+				a.noRecommends = a.noRecommends && slices.Contains(w, "-y") && slices.Contains(w, "--no-install-recommends")
+				after := w[slices.Index(w, "install")+1:]
+				for _, p := range after {
+					if !strings.HasPrefix(p, "-") {
+						a.packages = append(a.packages, p)
+					}
+				}
+				removed = false // the lists must go after the last install
+			case len(w) >= 3 && w[0] == "rm" && w[1] == "-rf" && slices.Contains(w, "/var/lib/apt/lists/*"):
+				removed = true
+			}
+		}
+		if !installed {
+			a.other = append(a.other, in.args)
+			continue
+		}
+		a.listsRemoved = a.listsRemoved && removed
+	}
+	if a.installs == 0 {
+		a.noRecommends, a.fresh, a.listsRemoved = false, false, false
+	}
+	return a
+}
+
+// checkAptInstall fails unless the stage installs every package of want
+// with apt-get, without recommends, from freshly updated lists that the
+// same RUN removes (so that no layer keeps them), and runs nothing else.
+func checkAptInstall(t *testing.T, what string, s stage, want []string) aptRun {
+	t.Helper()
+	a := aptInstalls(s)
+	for _, p := range want {
+		if !slices.Contains(a.packages, p) {
+			t.Errorf("%s: apt-get install lacks %s (installs %v)", what, p, a.packages)
+		}
+	}
+	if a.installs == 0 {
+		return a
+	}
+	if !a.noRecommends {
+		t.Errorf("%s: apt-get install without -y --no-install-recommends: recommended packages would come too", what)
+	}
+	if !a.fresh {
+		t.Errorf("%s: apt-get install not preceded by apt-get update in the same RUN: a cached layer's lists would go stale", what)
+	}
+	if !a.listsRemoved {
+		t.Errorf("%s: the RUN that installs does not end with rm -rf /var/lib/apt/lists/*: the lists would stay in the layer", what)
+	}
+	for _, r := range a.other {
+		t.Errorf("%s: RUN %q installs nothing; the runtime stage runs apt-get alone", what, r)
+	}
+	return a
+}
+
 func TestDockerfiles(t *testing.T) {
 	for _, service := range services {
 		t.Run(service, func(t *testing.T) {
@@ -373,8 +473,15 @@ func TestDockerfiles(t *testing.T) {
 				t.Errorf("go build builds %s, want ./cmd/%s", last, service)
 			}
 
-			if !distroless.MatchString(final.from) {
-				t.Errorf("runtime FROM %s, want gcr.io/distroless/static-debian12:nonroot pinned by digest", final.from)
+			base := runtimeBases[service]
+			if base.from == nil {
+				t.Fatalf("no runtime base known for %s", service)
+			}
+			if !base.from.MatchString(final.from) {
+				t.Errorf("runtime FROM %s, want %s", final.from, base.want)
+			}
+			if base.packages != nil {
+				checkAptInstall(t, "runtime stage", final, base.packages)
 			}
 			var user, expose, entry, binDest string
 			for _, in := range final.instr {
@@ -391,13 +498,15 @@ func TestDockerfiles(t *testing.T) {
 						binDest = f[len(f)-1]
 					}
 				case "RUN":
-					t.Errorf("runtime stage RUN %q: distroless has no shell", in.args)
+					if base.packages == nil {
+						t.Errorf("runtime stage RUN %q: distroless has no shell", in.args)
+					}
 				}
 			}
 			if binDest == "" {
 				t.Errorf("runtime stage does not COPY --from=build %s", d.out)
 			} else if want := fmt.Sprintf(`["%s"]`, binDest); entry != want {
-				t.Errorf("ENTRYPOINT %s, want %s (the exec form: there is no shell)", entry, want)
+				t.Errorf("ENTRYPOINT %s, want %s (the exec form: the service is PID 1 and gets SIGTERM)", entry, want)
 			}
 			if user != "65532:65532" && user != "65532" {
 				t.Errorf("USER %q, want 65532:65532 (nonroot, numeric so runAsNonRoot can verify it)", user)
@@ -847,7 +956,8 @@ func goTool(t *testing.T) string {
 }
 
 // checkStatic fails unless bin is an ELF executable with no interpreter and
-// no dynamic section: it runs on distroless static, which has no libc.
+// no dynamic section: vinsvc runs on distroless static, which has no libc,
+// and patentsvc is the same static build (`make build`'s) on Debian.
 func checkStatic(t *testing.T, bin string) {
 	t.Helper()
 	f, err := elf.Open(bin)

@@ -4,7 +4,6 @@ import (
 	"maps"
 	"os"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,75 +16,66 @@ const (
 	fontFile    = "/usr/share/fonts-droid-fallback/truetype/DroidSansFallback.ttf"
 )
 
+// fontLicences are the font's copyright file, which Debian slim keeps of
+// every package it installs (its dpkg excludes /usr/share/doc/* but
+// /usr/share/doc/*/copyright), and the Apache 2.0 text it refers to
+// (base-files).
 var fontLicences = []string{
 	"/usr/share/doc/fonts-droid-fallback/copyright",
 	"/usr/share/common-licenses/Apache-2.0",
 }
 
-// debianImage is Debian 12, as the distroless runtime (static-debian12),
-// slim, optionally pinned by digest.
-var debianImage = regexp.MustCompile(`^debian:12(\.[0-9]+)?-slim(@sha256:[0-9a-f]{64})?$`)
-
 // TestPDFFontInImage: patentsvc's image carries the PDF report's CJK font,
-// installed from Debian by its fonts stage, root's and read-only, with its
-// licence, at the path its ENV PDF_FONT_PATH names; no kustomization points
-// PDF_FONT_PATH elsewhere or mounts a volume over the font.
+// installed from Debian by its runtime stage (root's and read-only, as a
+// package's files are), with its licence, at the path its ENV
+// PDF_FONT_PATH names; no kustomization points PDF_FONT_PATH elsewhere or
+// mounts a volume over the font.
 func TestPDFFontInImage(t *testing.T) {
 	st := stagesOf(t, "patentsvc")
-	fonts := st.extra["fonts"]
-	if !debianImage.MatchString(fonts.from) {
-		t.Errorf("fonts FROM %s, want debian:12-slim (the Debian of the distroless runtime), optionally @sha256:...", fonts.from)
+	if !debianSlim.MatchString(st.runtime.from) {
+		t.Errorf("runtime FROM %s, want debian:12-slim (whose dpkg keeps the packages' copyright files)", st.runtime.from)
 	}
-	installed := false
-	for _, in := range fonts.instr {
-		if in.cmd == "RUN" && strings.Contains(in.args, "apt-get install") && slices.Contains(strings.Fields(in.args), fontPackage) {
-			installed = true
-		}
-	}
-	if !installed {
-		t.Errorf("fonts stage: no RUN apt-get install %s", fontPackage)
+	// How it installs is TestDockerfiles's.
+	if pkgs := aptInstalls(st.runtime).packages; !slices.Contains(pkgs, fontPackage) {
+		t.Errorf("runtime stage: apt-get install lacks %s (installs %v)", fontPackage, pkgs)
 	}
 
-	copied := map[string]string{} // path in the fonts stage -> path in the image
 	env := map[string]string{}
 	for _, in := range st.runtime.instr {
 		switch in.cmd {
 		case "ENV":
 			maps.Copy(env, envPairs(t, in.args))
-		case "COPY":
-			flags := map[string]string{}
-			var paths []string
-			for _, w := range strings.Fields(in.args) {
-				if k, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "--") {
-					flags[k] = v
-				} else {
-					paths = append(paths, w)
+		case "RUN":
+			// Nothing removes the licence files the package brought.
+			for cmd := range strings.SplitSeq(in.args, "&&") {
+				w := strings.Fields(cmd)
+				if len(w) == 0 || w[0] != "rm" {
+					continue
+				}
+				for _, arg := range w[1:] {
+					if strings.HasPrefix(arg, "-") {
+						continue
+					}
+					for _, lic := range fontLicences {
+						for p := lic; p != "/"; p = path.Dir(p) {
+							if ok, _ := path.Match(path.Clean(arg), p); ok {
+								t.Errorf("runtime RUN %q removes %s: the font's licence must ship with it", in.args, lic)
+							}
+						}
+					}
 				}
 			}
-			if flags["--from"] != "fonts" {
-				continue
+		case "COPY", "ADD":
+			// Nothing is laid over the package's font.
+			f := strings.Fields(in.args)
+			if dst := path.Clean(f[len(f)-1]); within(fontFile, dst) {
+				t.Errorf("runtime %s %q writes over %s, the Debian package's font", in.cmd, in.args, fontFile)
 			}
-			if o, ok := flags["--chown"]; ok && !isRoot(o) {
-				t.Errorf("runtime COPY %q: owned by %s; keep it root's (read-only for the service)", in.args, o)
-			}
-			if len(paths) != 2 || strings.HasSuffix(paths[1], "/") {
-				t.Errorf("runtime COPY %q: want one file to one file path", in.args)
-				continue
-			}
-			copied[path.Clean(paths[0])] = path.Clean(paths[1])
 		}
 	}
-	dest, ok := copied[fontFile]
-	if !ok {
-		t.Fatalf("the runtime stage does not COPY --from=fonts %s", fontFile)
-	}
+	dest := fontFile
 	if env["PDF_FONT_PATH"] != dest {
-		t.Errorf("runtime ENV PDF_FONT_PATH=%q, want %s (where the font is)", env["PDF_FONT_PATH"], dest)
-	}
-	for _, lic := range fontLicences {
-		if _, ok := copied[lic]; !ok {
-			t.Errorf("the runtime stage does not COPY --from=fonts %s: the font's licence must ship with it", lic)
-		}
+		t.Errorf("runtime ENV PDF_FONT_PATH=%q, want %s (where %s puts the font)", env["PDF_FONT_PATH"], dest, fontPackage)
 	}
 	if _, ok := settingsTable(t, "patentsvc")["PDF_FONT_PATH"]; !ok {
 		t.Error("docs/config/patentsvc.md has no PDF_FONT_PATH: the image sets a variable the service does not read")

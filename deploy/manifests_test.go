@@ -24,7 +24,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// runtimeUID is distroless's nonroot user, the USER of both images.
+// runtimeUID is distroless's nonroot user, the USER of every image
+// (patentsvc's Debian images use the same number).
 const runtimeUID = 65532
 
 // requiredSecrets are the secret settings (the Secret column of
@@ -213,7 +214,7 @@ func TestPortsAndProbes(t *testing.T) {
 					}
 					g := p.probe.HTTPGet
 					if g == nil {
-						t.Errorf("%s probe is not httpGet (the image has no shell)", p.name)
+						t.Errorf("%s probe is not httpGet (vinsvc's image has no shell, and an exec probe would fork one every period)", p.name)
 						continue
 					}
 					if !slices.Contains(p.paths, g.Path) {
@@ -394,7 +395,7 @@ func preStopSleep(t *testing.T, c *corev1.Container) time.Duration {
 	}
 	h := c.Lifecycle.PreStop
 	if h.Sleep == nil || h.Exec != nil || h.HTTPGet != nil || h.TCPSocket != nil {
-		t.Errorf("%s: preStop must be a sleep action (the image has no shell)", c.Name)
+		t.Errorf("%s: preStop must be a sleep action (vinsvc's image has no shell; the action needs none)", c.Name)
 		return 0
 	}
 	return time.Duration(h.Sleep.Seconds) * time.Second

@@ -9,17 +9,23 @@ import (
 	"testing"
 )
 
-// debianSlim is the OCR image's base: a Debian 12 slim tag, optionally a
-// point release and a digest.
+// debianSlim is the runtime base of both patentsvc images (and of no
+// other): a Debian 12 slim tag, optionally a point release and a digest.
 var debianSlim = regexp.MustCompile(`^debian:12(\.[0-9]+)?-slim(@sha256:[0-9a-f]{64})?$`)
+
+// ocrPackages are what the OCR image installs besides patentsvc's
+// packages: tesseract and its English data.
+var ocrPackages = []string{"tesseract-ocr", "tesseract-ocr-eng"}
 
 // TestOCRDockerfile checks deploy/docker/patentsvc-ocr.Dockerfile, the
 // patentsvc image with tesseract (PDF_OCR): its builder is patentsvc's,
 // instruction for instruction, so the two images run the same binary; its
-// runtime stage is Debian 12 slim for the target platform with tesseract's
-// English data installed without recommends and apt's lists removed, the
-// same binary, user, port, entry point and PDF font as patentsvc's; and the
-// Makefile builds it.
+// runtime stage is Debian 12 slim for the target platform with exactly
+// patentsvc's packages (poppler-utils, the PDF engine, among them) and
+// tesseract with its English data, installed without recommends and apt's
+// lists removed, and otherwise patentsvc's runtime instruction for
+// instruction: the same binary, user, port, entry point and PDF font; and
+// the Makefile builds it.
 func TestOCRDockerfile(t *testing.T) {
 	const file = "patentsvc-ocr"
 	stages := parseDockerfile(t, file)
@@ -59,10 +65,22 @@ func TestOCRDockerfile(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"apt-get install -y --no-install-recommends", " tesseract-ocr ", " tesseract-ocr-eng ", "ca-certificates", "rm -rf /var/lib/apt/lists/*"} {
+	for _, want := range []string{"apt-get install -y --no-install-recommends", " poppler-utils ", " tesseract-ocr ", " tesseract-ocr-eng ", "ca-certificates", "rm -rf /var/lib/apt/lists/*"} {
 		if !strings.Contains(install, want) {
 			t.Errorf("runtime RUN lacks %q:\n%s", want, install)
 		}
+	}
+	// patentsvc's packages and tesseract's, no more, no fewer.
+	want := append(slices.Clone(patentsvcPackages), ocrPackages...)
+	got := checkAptInstall(t, "runtime stage", final, want).packages
+	for _, p := range got {
+		if !slices.Contains(want, p) {
+			t.Errorf("runtime installs %s, which patentsvc's image does not (want %v)", p, want)
+		}
+	}
+	// Everything but the install is patentsvc's runtime, in the same order.
+	if a, b := withoutRUN(final.instr), withoutRUN(ref.runtime.instr); !slices.Equal(a, b) {
+		t.Errorf("runtime instructions other than RUN differ from patentsvc.Dockerfile's; keep them the same\n got: %v\nwant: %v", a, b)
 	}
 	if binDest == "" || entry != fmt.Sprintf(`["%s"]`, binDest) {
 		t.Errorf("runtime COPY --from=build %s to %q, ENTRYPOINT %s: want the binary copied and run in the exec form", d.out, binDest, entry)
@@ -93,4 +111,9 @@ func TestOCRDockerfile(t *testing.T) {
 	if want := `docker build --platform $(PLATFORM) -f deploy/docker/patentsvc-ocr.Dockerfile`; !strings.Contains(mk, want) {
 		t.Errorf("Makefile lacks %q", want)
 	}
+}
+
+// withoutRUN is a stage's instructions less its RUN lines.
+func withoutRUN(instr []instruction) []instruction {
+	return slices.DeleteFunc(slices.Clone(instr), func(in instruction) bool { return in.cmd == "RUN" })
 }

@@ -58,7 +58,8 @@ RUN sh /src/tools/vpic-snapshot.sh /out/vpic.lite.db && chmod 0444 /out/vpic.lit
 # (the vPIC client needs them), user nonroot = 65532:65532. Pinned by the
 # digest public Dockerfiles pin for this tag (it could not be checked against
 # the registry where this was written); refresh it with `crane digest
-# gcr.io/distroless/static-debian12:nonroot` and keep both Dockerfiles in step.
+# gcr.io/distroless/static-debian12:nonroot`. (patentsvc's images are
+# Debian 12 slim: its PDF engine runs poppler's programs under a shell.)
 FROM gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
 COPY --from=build /out/vinsvc /usr/local/bin/vinsvc
 COPY --from=build --chown=65532:65532 /out/data /app/data

@@ -721,12 +721,12 @@ type PatentRef struct {
 	// Error Why the PDF was not read; null when it was. A document past one
 	// of the limits on reading a document is not read, and not read
 	// again under the same limits: `document not read: more than 500
-	// pages` (`PDF_MAX_PAGES`), `document not read: its streams
-	// decompress to more than 200 MiB` (`PDF_MAX_DECODED_MB`),
-	// `document not read: reading it took longer than 30s`
+	// pages` (`PDF_MAX_PAGES`), `document not read: reading it takes
+	// more than 200 MiB of memory` (`PDF_MAX_DECODED_MB`), `document
+	// not read: reading it took longer than 30s`
 	// (`PDF_EXTRACT_TIMEOUT`), `document not read: a page shows more
-	// than 100000 pieces of text`, `document not read: more than 8 MiB
-	// of text`. Other reasons: `document not read: no text layer
+	// than 100000 words`, `document not read: more than 8 MiB of
+	// text`. Other reasons: `document not read: no text layer
 	// (...)` (a scan OCR did not read), `document not read: not a
 	// readable PDF`, `no PDF to read: the link is missing or not on an
 	// allowed host`, `PDF not downloaded`.

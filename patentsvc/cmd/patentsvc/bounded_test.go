@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,14 +25,19 @@ func TestHostileDocumentsBounded(t *testing.T) {
 	// The engine's memory ceiling is lowered (32 MiB beyond the
 	// programs' own 64) so that the pages of 40 MiB of text operators
 	// pass it in a second or two rather than the 14 s poppler takes to
-	// fill the default's: the budget below is one round of documents.
+	// fill the default's, and OCR is off (a document without text would
+	// have its first and last 25 pages OCR'd, the time limit's work; the
+	// engine's bounds on OCR are internal/pdf's TestExtractLimits): the
+	// budget below is one round of documents, and a process reads
+	// GOMAXPROCS of them at a time.
 	const extractTimeout = 10 * time.Second
 	c := newCluster(t, store.SQLite, dsn, map[string]string{
-		"SCHEDULER_ENABLED": "false", "PDF_EXTRACT_TIMEOUT": extractTimeout.String(), "PDF_MAX_DECODED_MB": "32", "LOG_LEVEL": "INFO",
+		"SCHEDULER_ENABLED": "false", "PDF_EXTRACT_TIMEOUT": extractTimeout.String(), "PDF_MAX_DECODED_MB": "32",
+		"PDF_OCR": "off", "LOG_LEVEL": "INFO",
 	})
 	type doc struct {
 		data []byte
-		want string // the patent's error holds it (or one of its |-separated texts): the bound it broke
+		want string // the patent's error holds it: the bound it broke
 	}
 	// The shared-stream documents' page trees say one page, and poppler
 	// believes them: each is one page of 40 MiB of text operators.
@@ -42,9 +46,7 @@ func TestHostileDocumentsBounded(t *testing.T) {
 		"Hostile One": {{pdftest.SharedContent(5000, 40<<20), overMemory}, {pdftest.Bomb(400 << 20), noText},
 			{pdftest.TextBomb(400 << 20), overMemory}, {pdftest.SelfTree(), noText}},
 		"Hostile Two": {{pdftest.Pages(10000), tooManyPages}, {pdftest.HugeImage(20000, 20000), noText},
-			// 400 pages without text: the first and last 25 are OCR'd,
-			// which a busy machine may not finish within the limit.
-			{pdftest.ObjectStreams(400, 1<<20), noText + "|reading it took longer than 10s"}, {pdftest.XrefSize(2_000_000_000), "not a readable PDF"}},
+			{pdftest.ObjectStreams(400, 1<<20), noText}, {pdftest.XrefSize(2_000_000_000), "not a readable PDF"}},
 		"Hostile Six": {{pdftest.SharedContent(400, 40<<20), overMemory}, {pdftest.CMapCount(50_000_000), noText},
 			{pdftest.ObjectStreamCount(1 << 62), noText}, {pdftest.PageDAG(40), noText}},
 	}
@@ -117,7 +119,7 @@ func TestHostileDocumentsBounded(t *testing.T) {
 				if entry["read"] != true { // a map that lies about its size is ignored, the page read
 					t.Errorf("%v %v: read %v, error %q; want it read", company["company_name"], entry["patent_id"], entry["read"], why)
 				}
-			} else if entry["read"] != false || !slices.ContainsFunc(strings.Split(want, "|"), func(w string) bool { return strings.Contains(why, w) }) {
+			} else if entry["read"] != false || !strings.Contains(why, want) {
 				t.Errorf("%v %v: read %v, error %q; want not read, for %q", company["company_name"], entry["patent_id"], entry["read"], why, want)
 			}
 			t.Logf("%v %v: %v", company["company_name"], entry["patent_id"], entry["error"])
