@@ -728,7 +728,8 @@ type PatentRef struct {
 	// than 100000 words`, `document not read: more than 8 MiB of
 	// text`. Other reasons: `document not read: no text layer
 	// (...)` (a scan OCR did not read), `document not read: not a
-	// readable PDF`, `no PDF to read: the link is missing or not on an
+	// readable PDF`, `document not read: the PDF engine is not
+	// installed` (the server lacks poppler; nothing is stored), `no PDF to read: the link is missing or not on an
 	// allowed host`, `PDF not downloaded`.
 	//
 	//

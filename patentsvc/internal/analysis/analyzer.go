@@ -269,6 +269,8 @@ func unread(err error) string {
 		return "document not read: not a readable PDF"
 	case errors.Is(err, patent.ErrPDFNotFound):
 		return "no PDF to read: the link is missing or not on an allowed host"
+	case errors.Is(err, patent.ErrPDFEngine):
+		return "document not read: the PDF engine is not installed"
 	}
 	return "PDF not downloaded"
 }

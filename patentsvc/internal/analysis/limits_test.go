@@ -104,3 +104,41 @@ func TestDocumentsPastLimits(t *testing.T) {
 			got, res.Patents[1].Read, res.Patents[2].Read)
 	}
 }
+
+// TestPDFEngineMissing: without the PDF engine installed, a company is
+// analysed from its patents' snippets, each entry saying why its PDF was
+// not read, and no verdict is stored: once the engine is there, the same
+// documents are read.
+func TestPDFEngineMissing(t *testing.T) {
+	w := newWorld(t)
+	missing := true
+	w.Extract = func(next analysis.Extractor) analysis.Extractor {
+		return func(ctx context.Context, r io.ReaderAt, size int64) (patent.Sections, error) {
+			if missing {
+				return patent.Sections{}, patent.NewKindError(patent.ErrPDFEngine, "pdf engine unavailable: no pdftotext")
+			}
+			return next(ctx, r, size)
+		}
+	}
+	pns := w.CompanyDocs("Acme Corp", nil, nil)
+	an := w.Analyzer(nil)
+	res := an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{Fresh: true})
+	if !res.Success || len(res.Patents) != len(pns) {
+		t.Fatalf("analysis = %+v, want a success over all %d patents", res, len(pns))
+	}
+	for i, p := range res.Patents {
+		if p.Read || p.Error == nil || *p.Error != "document not read: the PDF engine is not installed" {
+			t.Errorf("patent %d: read %v, error %v; want the engine's absence", i, p.Read, p.Error)
+		}
+		if stored, err := w.Store.Analyses().Patent(ctx, p.PatentID); err != nil || stored.PDFVerdict != "" {
+			t.Errorf("stored patent %d = %+v, %v; want no verdict", i, stored, err)
+		}
+	}
+	missing = false
+	res = an.AnalyzeCompany(ctx, "Acme Corp", patent.AnalyzeOptions{Fresh: true})
+	for i, p := range res.Patents {
+		if !p.Read {
+			t.Errorf("with the engine, patent %d: not read (%v)", i, p.Error)
+		}
+	}
+}

@@ -34,6 +34,10 @@ var (
 	// PDF_MAX_DECODED_MB), so it is not read; the error's text says which
 	// ("document not read: more than 500 pages").
 	ErrPDFOverLimit = errors.New("document not read")
+	// ErrPDFEngine: the PDF engine (poppler's programs) is not installed,
+	// so no PDF can be read: a fault of the deployment, not of the
+	// document, and no verdict on it.
+	ErrPDFEngine = errors.New("pdf engine unavailable")
 	// ErrLLMUpstream: the language-model gateway failed, refused the request
 	// or answered something that is not an answer.
 	ErrLLMUpstream = errors.New("language model gateway failed")

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gatewayapis/patentsvc/internal/patent"
 )
 
 // This file is the PDF engine: poppler's command-line programs, each run
@@ -49,8 +51,9 @@ type engine struct {
 }
 
 // errNoEngine is the error of Extract when poppler's programs are not
-// installed: the document is not at fault, and nothing is stored for it.
-var errNoEngine = errors.New("pdf engine unavailable: poppler's pdftotext and pdftoppm are not on PATH (Debian package poppler-utils)")
+// installed: the document is not at fault, and nothing is stored for it
+// (a kind of patent.ErrPDFEngine).
+var errNoEngine = patent.NewKindError(patent.ErrPDFEngine, "pdf engine unavailable: poppler's pdftotext and pdftoppm are not on PATH (Debian package poppler-utils)")
 
 // found is the engine once found: its programs' paths stay valid.
 var found struct {
@@ -80,7 +83,7 @@ func findEngine() (*engine, error) {
 		*p.path = path
 	}
 	if _, err := os.Stat("/bin/sh"); err != nil {
-		return nil, fmt.Errorf("pdf engine unavailable: no /bin/sh to set its memory limit: %w", err)
+		return nil, fmt.Errorf("%w: no /bin/sh to set its memory limit: %v", errNoEngine, err)
 	}
 	found.en = &en
 	return found.en, nil

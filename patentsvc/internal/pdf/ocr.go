@@ -57,8 +57,9 @@ const (
 // Extractor finds the sections of PDFs like Extract, within its Limits,
 // and reads image-only documents by OCR when it has an engine. It is safe
 // for concurrent use: it reads at most GOMAXPROCS documents at once and
-// OCRs at most GOMAXPROCS pages at a time (each holds a decoded image of up to
-// 40 MB and a tesseract process of about 50 MB), the others waiting their
+// OCRs at most GOMAXPROCS pages at a time (each a pdftoppm process under
+// the engine's ceiling and a tesseract process of about 50 MB, the page's
+// image passing between them through a pipe), the others waiting their
 // turn.
 type Extractor struct {
 	ocr    OCR
@@ -120,8 +121,7 @@ func (e *Extractor) ocrPages(ctx context.Context, d *doc) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		var limit *LimitError
-		if errors.As(err, &limit) {
+		if isLimit(err) { // the page's rendering passed the ceiling
 			return "", err
 		}
 		if err != nil {

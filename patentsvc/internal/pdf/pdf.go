@@ -37,9 +37,9 @@ const minCharsPerPage = 200
 // document is past one of its limits, and ctx.Err() when ctx is done
 // first (the engine's programs are killed then). A crash of the engine is
 // ErrMalformed: it happens in a child process, never in this one. Without
-// the engine installed the error says so (poppler-utils), and is no kind
-// of patent.ErrPDFUnreadable: the document is not at fault. It does no
-// OCR: see Extractor.
+// the engine installed the error says so (poppler-utils): a kind of
+// patent.ErrPDFEngine, not of ErrPDFUnreadable, for the document is not at
+// fault. It does no OCR: see Extractor.
 func Extract(ctx context.Context, r io.ReaderAt, size int64) (patent.Sections, error) {
 	return extract(ctx, r, size, nil, DefaultLimits)
 }
