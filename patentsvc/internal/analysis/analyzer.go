@@ -333,8 +333,9 @@ func (a *Analyzer) complete(ctx context.Context, model, prompt string, fresh boo
 // returns patent.ErrPDFNotFound when neither exists, a kind of
 // patent.ErrPDFOverLimit (whose text says which limit) for a PDF past the
 // limits on reading a document (now, or before under the same limits),
-// patent.ErrPDFUnreadable for a PDF without text, and the gateway's error
-// when the model fails.
+// patent.ErrPDFUnreadable for a PDF without text, patent.ErrPDFEngine
+// when the server cannot read PDFs at all, and the gateway's error when
+// the model fails.
 func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.CompanyName, opts patent.AnalyzeOptions) (patent.PatentAnalysis, error) {
 	model := a.model(opts.Model)
 	link := ""
@@ -365,6 +366,8 @@ func (a *Analyzer) AnalyzePatent(ctx context.Context, id string, company patent.
 		// err stays in the chain: its *patent.NotOCRedError says why OCR
 		// did not read the scan.
 		return patent.PatentAnalysis{}, fmt.Errorf("%w: %s: %w", patent.ErrPDFUnreadable, id, err)
+	case errors.Is(err, patent.ErrPDFEngine): // the server's fault: no verdict
+		return patent.PatentAnalysis{}, err
 	case err != nil:
 		return patent.PatentAnalysis{}, fmt.Errorf("%w: %s: %v", patent.ErrPDFNotFound, id, err)
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/llm/llmtest"
 	"github.com/gatewayapis/patentsvc/internal/patent"
@@ -290,6 +292,35 @@ func TestListAnalyses(t *testing.T) {
 		t.Errorf("malformed cursor did not start from the beginning: %s", rec.Body)
 	}
 	wantStatus(t, en.do(t, request{target: "/analyze/batch?limit=201", token: tok}), http.StatusUnprocessableEntity)
+}
+
+// TestAnalyzePDFEngineMissing: on a server without the PDF engine a
+// company is analysed from its patents' snippets, each entry saying why,
+// and one patent's analysis is 503 (the server's fault, not the
+// document's), with no verdict stored.
+func TestAnalyzePDFEngineMissing(t *testing.T) {
+	en := newEnv(t, withExtract(func(analysis.Extractor) analysis.Extractor {
+		return func(context.Context, io.ReaderAt, int64) (patent.Sections, error) {
+			return patent.Sections{}, patent.NewKindError(patent.ErrPDFEngine, "pdf engine unavailable: no pdftotext on PATH")
+		}
+	}))
+	_, tb := en.newUser(t, "ada@example.com")
+	pns := en.world.Company("Acme Corp", 1)
+	rec := en.do(t, request{target: "/analyze/Acme%20Corp", token: tb.AccessToken})
+	wantStatus(t, rec, http.StatusOK)
+	if !strings.Contains(rec.Body.String(), `"document not read: the PDF engine is not installed"`) {
+		t.Errorf("the company's analysis does not say the engine is missing: %s", rec.Body.String())
+	}
+	rec = en.do(t, request{target: "/analyze/patent/" + pns[0] + "?company_name=Acme%20Corp", token: tb.AccessToken})
+	wantStatus(t, rec, http.StatusServiceUnavailable)
+	var body struct{ Detail string }
+	decode(t, rec, &body)
+	if want := "PDF engine unavailable: poppler is not installed on this server"; body.Detail != want {
+		t.Errorf("detail = %q, want %q", body.Detail, want)
+	}
+	if p, err := en.st.Analyses().Patent(context.Background(), pns[0]); err != nil || p.PDFVerdict != "" {
+		t.Errorf("stored patent = %+v, %v; want no verdict", p, err)
+	}
 }
 
 func TestAnalyzePatent(t *testing.T) {

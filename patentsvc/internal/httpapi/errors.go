@@ -30,6 +30,7 @@ var statusTable = []struct {
 	{auth.ErrBadCredentials, http.StatusUnauthorized, "Invalid email or password"},
 	{auth.ErrInvalidToken, http.StatusUnauthorized, "Could not validate credentials"},
 	{patent.ErrLLMUpstream, http.StatusBadGateway, ""},
+	{patent.ErrPDFEngine, http.StatusServiceUnavailable, "PDF engine unavailable: poppler is not installed on this server"},
 	{patent.ErrTooManyJobs, http.StatusTooManyRequests, ""}, // *patent.TooManyJobsError: render adds Retry-After
 }
 

@@ -27,6 +27,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/gatewayapis/patentsvc/internal/analysis"
 	"github.com/gatewayapis/patentsvc/internal/analysis/analysistest"
 	"github.com/gatewayapis/patentsvc/internal/auth"
 	"github.com/gatewayapis/patentsvc/internal/export"
@@ -106,6 +107,7 @@ type options struct {
 	scheduler       bool // withScheduler
 	jobs            jobs.Config
 	pdf             export.PDFOptions
+	extract         func(analysis.Extractor) analysis.Extractor
 }
 
 type option func(*options)
@@ -141,6 +143,11 @@ func withJobs(cfg jobs.Config) option { return func(o *options) { o.jobs = cfg }
 
 // withPDF draws the PDF exports as opts say (fonts).
 func withPDF(opts export.PDFOptions) option { return func(o *options) { o.pdf = opts } }
+
+// withExtract wraps the analysis pipeline's PDF extractor.
+func withExtract(wrap func(analysis.Extractor) analysis.Extractor) option {
+	return func(o *options) { o.extract = wrap }
+}
 
 func withTrustedProxies(cidrs ...string) option {
 	return func(o *options) {
@@ -206,6 +213,7 @@ func newEnv(t testing.TB, opts ...option) *env {
 	// The analysis pipeline is real, around fakes of the search API, the
 	// LLM gateway and the PDF host.
 	world := analysistest.NewWorld(t, st)
+	world.Extract = o.extract
 	analyzer := world.Analyzer(logger)
 	if o.jobs == (jobs.Config{}) {
 		o.jobs = jobs.Config{MaxPerUser: 10, Timeout: time.Minute}
