@@ -187,6 +187,14 @@ func TestKill9ReplicaTakesOver(t *testing.T) {
 	if s := jobStatus(t, b, ada, w.running); strings.Contains(b.logs.String(), "failed jobs left unfinished") || s != "running" {
 		t.Fatalf("B failed A's jobs at its start: the running job is %s\n%s", s, b.logs)
 	}
+	// The pending job's job.completed may be attempted by A: accepted and
+	// recorded before the kill, or a kill between the two would rightly
+	// send it again (at least once, with its webhook-id) and the count of
+	// one below would not hold.
+	c.waitFor(t, 30*time.Second, "the pending job's job.completed accepted and recorded", func() bool {
+		ends := c.hooks.jobEnds()[w.pending]
+		return len(ends) == 1 && c.deliveryStatus(ends[0].id) == patent.DeliveryDelivered
+	})
 
 	kill9(t, a)
 	killed := time.Now()
@@ -260,6 +268,16 @@ func (c *cluster) runningOf(pid int, kind string) int {
 		c.t.Fatal(err)
 	}
 	return n
+}
+
+// deliveryStatus is the stored status of the webhook delivery id.
+func (c *cluster) deliveryStatus(id string) string {
+	c.t.Helper()
+	var status string
+	if err := c.db.QueryRow("SELECT status FROM webhook_deliveries WHERE id = $1", id).Scan(&status); err != nil {
+		c.t.Fatal(err)
+	}
+	return status
 }
 
 // jobUnit is the unit job id runs under (0 while pending).
