@@ -103,18 +103,26 @@ type child struct {
 	ceiling int64
 }
 
-// command prepares prog with args under the boundary: an address space of
-// ceiling bytes, killed when ctx ends, the document on its standard input.
-func command(ctx context.Context, ceiling int64, doc io.Reader, prog string, args ...string) *child {
+// bounded prepares prog with args under the boundary: an address space
+// of ceiling bytes, in a process group of its own SIGKILLed when ctx ends.
+// The OCR engine (ocr.go) runs under it too.
+func bounded(ctx context.Context, ceiling int64, prog string, args ...string) *exec.Cmd {
 	// "$0" is the program, "$@" its arguments: nothing of the document's
 	// reaches the shell's parsing.
 	script := "ulimit -v " + strconv.FormatInt(ceiling>>10, 10) + " && exec \"$0\" \"$@\""
 	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script, prog}, args...)...)
-	cmd.Stdin = doc
 	// Its own process group, so that nothing it starts outlives it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
+	return cmd
+}
+
+// command prepares the poppler program prog with args under the boundary
+// (bounded), the document on its standard input.
+func command(ctx context.Context, ceiling int64, doc io.Reader, prog string, args ...string) *child {
+	cmd := bounded(ctx, ceiling, prog, args...)
+	cmd.Stdin = doc
 	// poppler reads no configuration from the environment that matters
 	// here; a fixed locale keeps its messages in English.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C"}

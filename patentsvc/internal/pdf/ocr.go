@@ -58,9 +58,9 @@ const (
 // and reads image-only documents by OCR when it has an engine. It is safe
 // for concurrent use: it reads at most GOMAXPROCS documents at once and
 // OCRs at most GOMAXPROCS pages at a time (each a pdftoppm process under
-// the engine's ceiling and a tesseract process of about 50 MB, the page's
-// image passing between them through a pipe), the others waiting their
-// turn.
+// the engine's ceiling and a tesseract process of about 70 MB under
+// OCRCeiling, the page's image passing between them through a pipe), the
+// others waiting their turn.
 type Extractor struct {
 	ocr    OCR
 	noOCR  string
@@ -231,15 +231,25 @@ func wordSpans(words []Word, scale, height float64) []span {
 
 // Tesseract reads page images with the tesseract program, one process a
 // page: "tesseract stdin stdout -l LANG --dpi N tsv" fed the page as a PGM
-// image, its TSV output giving each word's box and line. The process is
-// killed after the page timeout, runs with OMP_THREAD_LIMIT=1 (tesseract's
-// own threads only slow it down when several pages are read at once), and
-// what it prints is capped at 8 MB.
+// image, its TSV output giving each word's box and line. The process runs
+// inside the engine's boundary (an address space of OCRCeiling, its own
+// process group killed after the page timeout or when the caller ends),
+// with OMP_THREAD_LIMIT=1 (tesseract's own threads only slow it down when
+// several pages are read at once), and what it prints is capped at 8 MB.
 type Tesseract struct {
 	path    string
 	lang    string
 	timeout time.Duration
+	ceiling int64 // address space, bytes: OCRCeiling
 }
+
+// OCRCeiling is the address space a tesseract process may take. The
+// largest image it is given (maxOCRPixels) needs 190 MiB of memory and
+// 200-250 MiB of address space at worst (a page of random black and white
+// pixels; a scanned patent page less than 150 MiB: docs/architecture.md),
+// so twice that: a page that would need more fails with "tesseract: page
+// needs more than 512 MiB of memory", the rest of the document is read.
+const OCRCeiling = 512 << 20
 
 // maxTSV caps the output read from tesseract for one page; a dense page
 // gives about 100 KB.
@@ -262,7 +272,7 @@ func FindTesseract(ctx context.Context, lang string, pageTimeout time.Duration) 
 	}
 	for _, l := range strings.Fields(string(out)) {
 		if l == lang {
-			return &Tesseract{path: path, lang: lang, timeout: pageTimeout}, nil
+			return &Tesseract{path: path, lang: lang, timeout: pageTimeout, ceiling: OCRCeiling}, nil
 		}
 	}
 	return nil, fmt.Errorf("OCR unavailable: tesseract has no %s language data", lang)
@@ -273,20 +283,25 @@ func (t *Tesseract) Words(ctx context.Context, page io.Reader, dpi int) ([]Word,
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, t.path, "stdin", "stdout", "-l", t.lang, "--dpi", strconv.Itoa(dpi), "tsv")
+	cmd := bounded(ctx, t.ceiling, t.path, "stdin", "stdout", "-l", t.lang, "--dpi", strconv.Itoa(dpi), "tsv")
 	// The environment passes through (TESSDATA_PREFIX may be set for it).
 	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")
 	cmd.Stdin = page
 	var stdout, stderr capped
 	stdout.limit, stderr.limit = maxTSV, 4<<10
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = time.Second
 	if err := cmd.Run(); err != nil {
 		if err := parent.Err(); err != nil {
 			return nil, err
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("tesseract: page not read within %v", t.timeout)
+		}
+		// A failed allocation under the ceiling: C++'s bad_alloc, or
+		// leptonica's own message.
+		if msg := stderr.String(); strings.Contains(msg, "bad_alloc") || strings.Contains(msg, "Out of memory") ||
+			strings.Contains(msg, "out of memory") {
+			return nil, fmt.Errorf("tesseract: page needs more than %d MiB of memory", t.ceiling>>20)
 		}
 		return nil, fmt.Errorf("tesseract: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
