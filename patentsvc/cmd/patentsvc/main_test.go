@@ -25,20 +25,6 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 )
 
-// listenLocal opens a listener on 127.0.0.1 on a port the kernel picks,
-// closed when the test ends if the service has not closed it. The service
-// is handed the listener itself (handOver): a port chosen, closed and bound
-// again later can be taken by another process in between (issue 27).
-func listenLocal(t testing.TB) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	return ln
-}
-
 // handOver is serve's listen for a listener the test opened: PORT is not
 // used.
 func handOver(ln net.Listener) func(int) (net.Listener, error) {
