@@ -285,7 +285,7 @@ func benchSnapshotPath(b *testing.B) string {
 		p = filepath.Join("..", "..", "..", "data", "vpic", "vpic.lite.db")
 	}
 	if _, err := os.Stat(p); err != nil {
-		b.Skip(fmt.Sprintf("no vPIC snapshot at %s (make vpic-snapshot): %v", p, err))
+		b.Skipf("no vPIC snapshot at %s (make vpic-snapshot): %v", p, err)
 	}
 	return p
 }
